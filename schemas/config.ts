@@ -1,0 +1,104 @@
+import { z } from 'zod';
+import { Impact } from './defect.js';
+import { FieldMapping } from './trace.js';
+import { JuryMode } from './verdict.js';
+
+/** One OpenAI-compatible server (vLLM, SGLang, Ollama, OpenRouter, OpenAI, the simulator). */
+export const EndpointConfig = z
+  .object({
+    /** `openai`: any OpenAI-compatible HTTP server. `simulator`: started in-process by the CLI. */
+    kind: z.enum(['openai', 'simulator']).default('openai'),
+    base_url: z.url().optional(),
+    /** Name of the environment variable holding the key; the key itself never enters config. */
+    api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name').optional(),
+    /** Simulator profile file (kind: simulator); the built-in profile when absent. */
+    profile: z.string().optional(),
+    max_concurrency: z.int().positive().default(8),
+    requests_per_second: z.number().positive().optional(),
+    timeout_ms: z.int().positive().default(120_000),
+    max_retries: z.int().nonnegative().default(4),
+    backoff_base_ms: z.int().nonnegative().default(500),
+    backoff_max_ms: z.int().nonnegative().default(30_000),
+    headers: z.record(z.string(), z.string()).default({}),
+  })
+  .strict()
+  .superRefine((e, ctx) => {
+    if (e.kind === 'openai' && !e.base_url) ctx.addIssue({ code: 'custom', path: ['base_url'], message: 'required for kind "openai"' });
+  });
+export type EndpointConfig = z.infer<typeof EndpointConfig>;
+
+/** A model seat on the jury: a juror, the consolidator or the moderator. */
+export const ParticipantConfig = z
+  .object({
+    id: z.string().min(1),
+    endpoint: z.string().min(1),
+    model: z.string().min(1),
+    temperature: z.number().min(0).max(2).default(1.0),
+    top_p: z.number().gt(0).max(1).optional(),
+    max_tokens: z.int().positive().optional(),
+    /** Sampling seed; jurors sharing a model get distinct default seeds (independent samples). */
+    seed: z.int().optional(),
+    reasoning_effort: z.enum(['low', 'medium', 'high']).optional(),
+    /** Extra JSON merged into the request body (provider-specific knobs). */
+    extra_body: z.record(z.string(), z.unknown()).optional(),
+  })
+  .strict();
+export type ParticipantConfig = z.infer<typeof ParticipantConfig>;
+
+export const PriceConfig = z.object({ input_per_mtok: z.number().nonnegative(), output_per_mtok: z.number().nonnegative() }).strict();
+export type PriceConfig = z.infer<typeof PriceConfig>;
+
+export const SegmentationConfig = z
+  .object({
+    /** auto: the record's own steps when present, else the paper's regex. */
+    mode: z.enum(['auto', 'regex', 'blank_line', 'given']).default('auto'),
+    /** Records with more steps than this become dead letters instead of huge prompts. */
+    max_steps: z.int().positive().default(2000),
+  })
+  .strict();
+
+export const JuryConfig = z
+  .object({
+    endpoints: z.record(z.string(), EndpointConfig),
+    jurors: z.array(ParticipantConfig).min(1),
+    consolidator: ParticipantConfig.optional(),
+    moderator: ParticipantConfig.optional(),
+    mode: JuryMode.default('consolidation'),
+    /** Phase 1 must have at least this many successful jurors, else the record errors. */
+    min_jurors: z.int().positive().optional(),
+    /** Wall-clock ceiling on the whole Phase 1 fan-out (App. F). */
+    phase1_timeout_ms: z.int().positive().default(600_000),
+    /** Include the defect-propagation rule in the auditor prompt (paper default: on). */
+    propagation: z.boolean().default(true),
+    severity_threshold: Impact.default('minor'),
+    segmentation: SegmentationConfig.default({ mode: 'auto', max_steps: 2000 }),
+    prices: z.record(z.string(), PriceConfig).default({}),
+    cache: z.object({ enabled: z.boolean().default(true), dir: z.string().default('.cache/responses') }).strict().default({ enabled: true, dir: '.cache/responses' }),
+    audit_log: z.object({ path: z.string().nullable().default(null) }).strict().default({ path: null }),
+    /** Folder of prompt templates overriding the shipped ones (same file names). */
+    prompts_dir: z.string().optional(),
+    input: z.object({ mapping: FieldMapping.default(FieldMapping.parse({})) }).strict().default({ mapping: FieldMapping.parse({}) }),
+  })
+  .strict()
+  .superRefine((c, ctx) => {
+    const seats: Array<[string, { endpoint: string } | undefined]> = [
+      ...c.jurors.map((j, i) => [`jurors.${i}`, j] as [string, { endpoint: string }]),
+      ['consolidator', c.consolidator],
+      ['moderator', c.moderator],
+    ];
+    for (const [path, seat] of seats) {
+      if (seat && !(seat.endpoint in c.endpoints)) {
+        ctx.addIssue({ code: 'custom', path: [...path.split('.').map((p) => (/^\d+$/.test(p) ? Number(p) : p)), 'endpoint'], message: `unknown endpoint "${seat.endpoint}" (known: ${Object.keys(c.endpoints).join(', ') || 'none'})` });
+      }
+    }
+    const ids = new Set<string>();
+    c.jurors.forEach((j, i) => {
+      if (ids.has(j.id)) ctx.addIssue({ code: 'custom', path: ['jurors', i, 'id'], message: `duplicate juror id "${j.id}"` });
+      ids.add(j.id);
+    });
+    if (c.mode === 'consolidation' && !c.consolidator) ctx.addIssue({ code: 'custom', path: ['consolidator'], message: 'mode "consolidation" needs a consolidator' });
+    if (c.mode === 'deliberation' && !c.moderator) ctx.addIssue({ code: 'custom', path: ['moderator'], message: 'mode "deliberation" needs a moderator' });
+    if (c.min_jurors !== undefined && c.min_jurors > c.jurors.length) ctx.addIssue({ code: 'custom', path: ['min_jurors'], message: `is ${c.min_jurors} but only ${c.jurors.length} jurors are configured` });
+  });
+export type JuryConfig = z.infer<typeof JuryConfig>;
+export type JuryConfigInput = z.input<typeof JuryConfig>;

@@ -1,0 +1,5 @@
+export * from './defect.js';
+export * from './trace.js';
+export * from './usage.js';
+export * from './verdict.js';
+export * from './config.js';

@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import { Defect } from './defect.js';
+import { CallUsage } from './usage.js';
+
+export const JURY_MODES = ['single', 'union', 'majority', 'consolidation', 'deliberation'] as const;
+export const JuryMode = z.enum(JURY_MODES);
+export type JuryMode = z.infer<typeof JuryMode>;
+
+/** One juror's independent Phase 1 result. */
+export const Judgement = z.object({
+  juror_id: z.string(),
+  model: z.string(),
+  ok: z.boolean(),
+  defects: z.array(Defect),
+  /** refs the juror cited that are not steps of this trace (dropped, counted). */
+  dropped_refs: z.int().nonnegative(),
+  error: z.string().optional(),
+});
+export type Judgement = z.infer<typeof Judgement>;
+
+export const TranscriptTurn = z.object({
+  turn: z.int().nonnegative(),
+  round: z.int().nonnegative(),
+  speaker: z.string(),
+  instruction: z.string().optional(),
+  message: z.string(),
+});
+export type TranscriptTurn = z.infer<typeof TranscriptTurn>;
+
+export const TERMINATION_REASONS = [
+  'not_applicable', // single / union / majority / consolidation
+  'no_new_arguments',
+  'universal_agreement',
+  'cycling',
+  'turn_cap',
+  'skipped_unanimous', // adaptive phase 2 skipped deliberation
+  'skipped_empty',
+  'error',
+] as const;
+export const TerminationReason = z.enum(TERMINATION_REASONS);
+export type TerminationReason = z.infer<typeof TerminationReason>;
+
+/** The jury's answer for one record (paper App. E plus pipeline bookkeeping). */
+export const Verdict = z.object({
+  record_id: z.string(),
+  mode: JuryMode,
+  n_steps: z.int().nonnegative(),
+  defects: z.array(Defect),
+  confidence: z.number().min(0).max(1),
+  dissenting_views: z.array(z.string()),
+  termination_reason: TerminationReason,
+  rounds: z.int().nonnegative(),
+  phase1_judgements: z.array(Judgement),
+  transcript: z.array(TranscriptTurn),
+  jurors_total: z.int().nonnegative(),
+  jurors_ok: z.int().nonnegative(),
+  /** out-of-range refs dropped from the final defects. */
+  dropped_refs: z.int().nonnegative(),
+  degraded: z.boolean(),
+  degraded_reason: z.string().nullable(),
+  /** set when no verdict could be formed at all (e.g. fewer than min_jurors succeeded). */
+  error: z.string().nullable(),
+  usage: z.array(CallUsage),
+  prompt_hash: z.string(),
+  config_hash: z.string(),
+});
+export type Verdict = z.infer<typeof Verdict>;

@@ -1,0 +1,84 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { extname } from 'node:path';
+import YAML from 'yaml';
+import type { z } from 'zod';
+import { JuryConfig, type JuryConfigInput } from '../../schemas/config.js';
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** "jurors.1.endpoint: unknown endpoint ..." — one line per problem, each with its path. */
+export function formatIssues(issues: readonly z.core.$ZodIssue[], source: string): string {
+  const lines = issues.map((i) => {
+    const path = i.path.length > 0 ? i.path.map(String).join('.') : '(top level)';
+    return `  - ${path}: ${i.message}`;
+  });
+  return `invalid config in ${source}:\n${lines.join('\n')}`;
+}
+
+export function parseConfig(raw: unknown, source = 'config'): JuryConfig {
+  const res = JuryConfig.safeParse(raw);
+  if (!res.success) throw new ConfigError(formatIssues(res.error.issues, source));
+  return res.data;
+}
+
+export function loadConfigFile(path: string): JuryConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`cannot read config ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  let raw: unknown;
+  try {
+    raw = extname(path) === '.json' ? JSON.parse(text) : YAML.parse(text);
+  } catch (err) {
+    throw new ConfigError(`cannot parse ${path}: ${(err as Error).message}`);
+  }
+  return parseConfig(raw, path);
+}
+
+/**
+ * The embedded default: three simulated jurors and a simulated consolidator, served in-process.
+ * Used by the demo and by `judge`/`run` when no --config is given.
+ */
+export function defaultConfigInput(): JuryConfigInput {
+  return {
+    endpoints: { sim: { kind: 'simulator' } },
+    jurors: [
+      { id: 'jury-0', endpoint: 'sim', model: 'sim-juror-a' },
+      { id: 'jury-1', endpoint: 'sim', model: 'sim-juror-b' },
+      { id: 'jury-2', endpoint: 'sim', model: 'sim-juror-c' },
+    ],
+    consolidator: { id: 'consolidator', endpoint: 'sim', model: 'sim-consolidator' },
+    mode: 'consolidation',
+    cache: { enabled: false, dir: '.cache/responses' },
+  };
+}
+
+export function defaultConfig(): JuryConfig {
+  return parseConfig(defaultConfigInput(), 'embedded default');
+}
+
+function canonical(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(canonical);
+  if (v && typeof v === 'object') {
+    return Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])]));
+  }
+  return v;
+}
+
+/**
+ * Hash of what shapes a verdict: seats, models, sampling, mode and thresholds. Operational
+ * settings (cache and audit paths, limits, retries, base URLs) are left out so moving an
+ * endpoint or a folder does not change it.
+ */
+export function configHash(c: JuryConfig): string {
+  const { cache: _c, audit_log: _a, endpoints: _e, prices: _p, ...shaping } = c;
+  return createHash('sha256').update(JSON.stringify(canonical(shaping))).digest('hex').slice(0, 16);
+}

@@ -1,0 +1,110 @@
+import type { JuryConfig } from '../../schemas/config.js';
+import type { Defect } from '../../schemas/defect.js';
+import type { CallUsage } from '../../schemas/usage.js';
+import type { Judgement, Verdict } from '../../schemas/verdict.js';
+import type { ModelGateway } from '../llm/types.js';
+import { phase1Messages, type TraceInput } from '../prompts/build.js';
+import type { PromptSet } from '../prompts/templates.js';
+import { agreement, dissent, majorityDefects, mergedUnion, unionDefects } from './aggregate.js';
+import { consolidate } from './consolidate.js';
+import { runPhase1 } from './phase1.js';
+import { activeJurors, minJurors, seatWithSeed } from './seats.js';
+
+/** Everything judging needs besides the record; built once per run. */
+export interface JuryContext {
+  config: JuryConfig;
+  gateway: ModelGateway;
+  prompts: PromptSet;
+  configHash: string;
+}
+
+export interface JudgeInput extends TraceInput {
+  id: string;
+}
+
+type Phase2 = { defects: Defect[]; dissenting: string[]; droppedRefs: number; degradedReason: string | null; usage: CallUsage[] };
+
+/** Phase 2 for the non-deliberative modes; falls back to a Phase 1 aggregate when it fails. */
+async function phase2(ctx: JuryContext, input: JudgeInput, judgements: Judgement[]): Promise<Phase2> {
+  const none = { droppedRefs: 0, degradedReason: null, usage: [] };
+  switch (ctx.config.mode) {
+    case 'single': {
+      const only = judgements.find((j) => j.ok);
+      return { ...none, defects: only ? only.defects : [], dissenting: [] };
+    }
+    case 'union':
+      return { ...none, defects: unionDefects(judgements), dissenting: [] };
+    case 'majority': {
+      const m = majorityDefects(judgements);
+      return { ...none, defects: m.defects, dissenting: dissent(m.defects, judgements) };
+    }
+    case 'consolidation': {
+      const seat = seatWithSeed(ctx.config.consolidator!);
+      const c = await consolidate({ gateway: ctx.gateway, recordId: input.id, seat, prompts: ctx.prompts, input, propagation: ctx.config.propagation, judgements });
+      if (c.ok) return { defects: c.defects, dissenting: dissent(c.defects, judgements), droppedRefs: c.droppedRefs, degradedReason: null, usage: c.usage };
+      const fallback = mergedUnion(judgements);
+      return { defects: fallback, dissenting: [], droppedRefs: 0, degradedReason: `consolidation failed (${c.error}); verdict aggregated from phase 1`, usage: c.usage };
+    }
+    case 'deliberation':
+      throw new Error('deliberation mode is not available yet');
+  }
+}
+
+/**
+ * One record through the jury: Phase 1 fan-out, then the configured Phase 2. Never throws for
+ * model failures: a record that cannot be judged gets a verdict with `error` set.
+ */
+export async function judgeRecord(ctx: JuryContext, input: JudgeInput): Promise<Verdict> {
+  const jurors = activeJurors(ctx.config);
+  const need = minJurors(ctx.config, jurors.length);
+  const p1 = await runPhase1({
+    gateway: ctx.gateway,
+    recordId: input.id,
+    jurors,
+    messages: phase1Messages(ctx.prompts, input, ctx.config.propagation),
+    nSteps: input.steps.length,
+    timeoutMs: ctx.config.phase1_timeout_ms,
+  });
+  const ok = p1.judgements.filter((j) => j.ok);
+  const failed = p1.judgements.filter((j) => !j.ok);
+  const base = {
+    record_id: input.id,
+    mode: ctx.config.mode,
+    n_steps: input.steps.length,
+    termination_reason: 'not_applicable' as const,
+    rounds: 0,
+    phase1_judgements: p1.judgements,
+    transcript: [],
+    jurors_total: jurors.length,
+    jurors_ok: ok.length,
+    prompt_hash: ctx.prompts.hash,
+    config_hash: ctx.configHash,
+  };
+  const failures = failed.map((j) => `${j.juror_id}: ${j.error}`).join('; ');
+  if (ok.length < need) {
+    return {
+      ...base,
+      defects: [],
+      confidence: 0,
+      dissenting_views: [],
+      dropped_refs: 0,
+      degraded: true,
+      degraded_reason: `only ${ok.length} of ${jurors.length} jurors succeeded (minimum ${need})`,
+      error: `too few jurors succeeded: ${failures}`,
+      usage: p1.usage,
+    };
+  }
+  const p2 = await phase2(ctx, input, p1.judgements);
+  const reasons = [failed.length > 0 ? `${failed.length} of ${jurors.length} jurors failed (${failures})` : null, p2.degradedReason].filter((r): r is string => r !== null);
+  return {
+    ...base,
+    defects: p2.defects,
+    confidence: agreement(p2.defects, p1.judgements),
+    dissenting_views: p2.dissenting,
+    dropped_refs: p2.droppedRefs + (ctx.config.mode === 'consolidation' ? 0 : ok.reduce((a, j) => a + j.dropped_refs, 0)),
+    degraded: reasons.length > 0,
+    degraded_reason: reasons.length > 0 ? reasons.join('; ') : null,
+    error: null,
+    usage: [...p1.usage, ...p2.usage],
+  };
+}

@@ -1,0 +1,24 @@
+import { createHash } from 'node:crypto';
+import type { JuryConfig, ParticipantConfig } from '../../schemas/config.js';
+
+/**
+ * A seat's sampling seed: the configured one, else a stable hash of its id, so several jurors
+ * on one model still draw independent samples (the paper's homogeneous jury, §4.5) and a
+ * re-run draws the same ones.
+ */
+export function seatWithSeed(seat: ParticipantConfig): ParticipantConfig {
+  if (seat.seed !== undefined) return seat;
+  const seed = createHash('sha256').update(seat.id).digest().readUInt32BE(0) & 0x7fffffff;
+  return { ...seat, seed };
+}
+
+/** Jurors Phase 1 actually calls: one for `single`, all otherwise. */
+export function activeJurors(config: JuryConfig): ParticipantConfig[] {
+  const jurors = config.mode === 'single' ? config.jurors.slice(0, 1) : config.jurors;
+  return jurors.map(seatWithSeed);
+}
+
+/** Default minimum: a majority of the seated jurors (1 for a single judge). */
+export function minJurors(config: JuryConfig, seated: number): number {
+  return Math.min(seated, config.min_jurors ?? Math.ceil(seated / 2));
+}

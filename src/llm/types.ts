@@ -1,0 +1,107 @@
+import type { ZodType } from 'zod';
+import type { EndpointConfig, ParticipantConfig } from '../../schemas/config.js';
+import type { CallUsage, Phase } from '../../schemas/usage.js';
+
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+/** What a provider is asked: one chat completion, already fully specified. */
+export interface ChatRequest {
+  model: string;
+  messages: ChatMessage[];
+  temperature?: number;
+  top_p?: number;
+  max_tokens?: number;
+  seed?: number;
+  reasoning_effort?: 'low' | 'medium' | 'high';
+  extra_body?: Record<string, unknown>;
+}
+
+export interface ChatResponse {
+  content: string;
+  /** Reasoning text when the endpoint returns it (reasoning_content / reasoning). */
+  reasoning?: string;
+  tokens_in: number;
+  tokens_out: number;
+}
+
+/**
+ * The one door to a model. Implementations: OpenAI-compatible HTTP, (later) a local engine.
+ * `complete` throws ProviderError for failures; `retryable` and `retryAfterMs` steer the retry loop.
+ */
+export interface Provider {
+  readonly name: string;
+  complete(req: ChatRequest, signal: AbortSignal): Promise<ChatResponse>;
+  close?(): Promise<void>;
+}
+
+export class ProviderError extends Error {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+    readonly status?: number,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+    this.name = 'ProviderError';
+  }
+}
+
+/** Who is calling and why: written to the audit log and the ledger. */
+export interface CallContext {
+  record_id: string;
+  phase: Phase;
+  /** juror id, "consolidator", "moderator", ... */
+  participant: string;
+  /** free text naming the code path, e.g. "jury.phase1" */
+  caller: string;
+  /** distinguishes repeated identical calls (e.g. deliberation turn number); part of the cache key. */
+  sample_index?: number;
+}
+
+export interface StructuredCall<T> {
+  ctx: CallContext;
+  seat: ParticipantConfig;
+  messages: ChatMessage[];
+  schema: ZodType<T>;
+  /** short name for error messages and the audit log, e.g. "JudgementOutput" */
+  schemaName: string;
+  signal?: AbortSignal;
+}
+
+export interface TextCall {
+  ctx: CallContext;
+  seat: ParticipantConfig;
+  messages: ChatMessage[];
+  signal?: AbortSignal;
+}
+
+export interface CallResult<T> {
+  value: T;
+  raw: string;
+  reasoning?: string;
+  usage: CallUsage;
+  /** true when served from the response cache (never part of a verdict, so replays stay identical). */
+  cached: boolean;
+}
+
+/** A failed logical call; usage covers all attempts so the ledger still counts them. */
+export class ModelCallError extends Error {
+  constructor(
+    message: string,
+    readonly usage: CallUsage,
+  ) {
+    super(message);
+    this.name = 'ModelCallError';
+  }
+}
+
+/** What jury code sees of the model layer. */
+export interface ModelGateway {
+  structured<T>(call: StructuredCall<T>): Promise<CallResult<T>>;
+  text(call: TextCall): Promise<CallResult<string>>;
+}
+
+export type { EndpointConfig, ParticipantConfig };

@@ -1,0 +1,45 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { packageRoot } from '../paths.js';
+
+/** Every template the jury uses; a custom prompts_dir may override any of them by file name. */
+export const TEMPLATE_NAMES = [
+  'auditor.system',
+  'auditor.user',
+  'auditor.propagation',
+  'consolidation.addendum',
+] as const;
+export type TemplateName = (typeof TEMPLATE_NAMES)[number];
+
+export interface PromptSet {
+  templates: Record<TemplateName, string>;
+  /** sha256 over all template names and texts: stamped on every verdict. */
+  hash: string;
+}
+
+export function loadPromptSet(overrideDir?: string): PromptSet {
+  const shipped = join(packageRoot(), 'prompts');
+  const templates = {} as Record<TemplateName, string>;
+  const h = createHash('sha256');
+  for (const name of TEMPLATE_NAMES) {
+    const custom = overrideDir ? join(overrideDir, `${name}.md`) : undefined;
+    const file = custom && existsSync(custom) ? custom : join(shipped, `${name}.md`);
+    const text = readFileSync(file, 'utf8');
+    templates[name] = text;
+    h.update(name).update('\0').update(text).update('\0');
+  }
+  return { templates, hash: h.digest('hex').slice(0, 16) };
+}
+
+/**
+ * Fill {{name}} placeholders. Values are inserted verbatim in one pass, so a value that itself
+ * contains "{{x}}" is never expanded; a placeholder with no value is a bug and throws.
+ */
+export function fillTemplate(template: string, values: Record<string, string>): string {
+  return template.replace(/\{\{([a-z_]+)\}\}/g, (_, key: string) => {
+    const v = values[key];
+    if (v === undefined) throw new Error(`prompt template needs a value for {{${key}}}`);
+    return v;
+  });
+}

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    // Integration tests start loopback servers; two workers suit the 2-core machines.
+    pool: 'forks',
+    maxWorkers: 2,
+  },
+});
