@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Impact } from './defect.js';
+import { FilterDecision } from './outputs.js';
 import { FieldMapping } from './trace.js';
 import { JuryMode } from './verdict.js';
 
@@ -57,6 +58,50 @@ export const SegmentationConfig = z
   })
   .strict();
 
+const rate = z.number().min(0).max(1);
+
+/**
+ * One filter rule: a single condition and the decision it makes. Rules run in order and the
+ * first that matches decides; a record no rule matches gets `default`.
+ */
+export const FilterRule = z
+  .object({
+    name: z.string().optional(),
+    decision: FilterDecision,
+    /** no verdict could be formed (too few jurors) */
+    error: z.literal(true).optional(),
+    /** the verdict is degraded (a juror or phase 2 failed) */
+    degraded: z.literal(true).optional(),
+    /** some defect is at least this severe */
+    min_impact: Impact.optional(),
+    /** share of steps whose highest severity is fatal */
+    fatal_step_rate_above: rate.optional(),
+    /** share of steps labelled erroneous at the severity threshold */
+    flagged_step_rate_above: rate.optional(),
+    /** jurors disagreed: agreement below this */
+    confidence_below: rate.optional(),
+    /** some juror finding did not make the verdict */
+    has_dissent: z.literal(true).optional(),
+  })
+  .strict()
+  .superRefine((r, ctx) => {
+    const conditions = ['error', 'degraded', 'min_impact', 'fatal_step_rate_above', 'flagged_step_rate_above', 'confidence_below', 'has_dissent'].filter((k) => (r as Record<string, unknown>)[k] !== undefined);
+    if (conditions.length !== 1) ctx.addIssue({ code: 'custom', message: `a rule needs exactly one condition, found ${conditions.length ? conditions.join(', ') : 'none'}` });
+  });
+export type FilterRule = z.infer<typeof FilterRule>;
+
+export const DEFAULT_FILTER_RULES: z.input<typeof FilterRule>[] = [
+  { name: 'no_verdict', error: true, decision: 'review' },
+  { name: 'fatal_defect', min_impact: 'fatal', decision: 'drop' },
+  { name: 'degraded_verdict', degraded: true, decision: 'review' },
+  { name: 'jurors_disagree', confidence_below: 0.5, decision: 'review' },
+];
+
+export const FilterPolicy = z
+  .object({ rules: z.array(FilterRule).default(DEFAULT_FILTER_RULES as FilterRule[]), default: FilterDecision.default('keep') })
+  .strict();
+export type FilterPolicy = z.infer<typeof FilterPolicy>;
+
 export const JuryConfig = z
   .object({
     endpoints: z.record(z.string(), EndpointConfig),
@@ -75,6 +120,7 @@ export const JuryConfig = z
     prices: z.record(z.string(), PriceConfig).default({}),
     cache: z.object({ enabled: z.boolean().default(true), dir: z.string().default('.cache/responses') }).strict().default({ enabled: true, dir: '.cache/responses' }),
     audit_log: z.object({ path: z.string().nullable().default(null) }).strict().default({ path: null }),
+    filter: FilterPolicy.default({ rules: DEFAULT_FILTER_RULES as FilterRule[], default: 'keep' }),
     /** Folder of prompt templates overriding the shipped ones (same file names). */
     prompts_dir: z.string().optional(),
     input: z.object({ mapping: FieldMapping.default(FieldMapping.parse({})) }).strict().default({ mapping: FieldMapping.parse({}) }),

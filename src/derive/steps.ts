@@ -1,0 +1,21 @@
+import { type Defect, type Impact, IMPACT_RANK } from '../../schemas/defect.js';
+import { defectId, type StepRow } from '../../schemas/outputs.js';
+
+/**
+ * Per step: the highest severity among defects citing it and a binary label at the threshold
+ * (the paper scores minor and above as erroneous, §3.1).
+ */
+export function stepRows(recordId: string, nSteps: number, defects: readonly Defect[], threshold: Impact): StepRow[] {
+  const rows: StepRow[] = [];
+  for (let i = 1; i <= nSteps; i++) rows.push({ record_id: recordId, step_index: i, max_impact: null, label: false, defect_ids: [] });
+  defects.forEach((d, ordinal) => {
+    for (const s of d.statement_refs) {
+      const row = rows[s - 1];
+      if (!row) continue; // refs were validated upstream; a stray one must not crash the stage
+      row.defect_ids.push(defectId(recordId, ordinal));
+      if (row.max_impact === null || IMPACT_RANK[d.impact] > IMPACT_RANK[row.max_impact]) row.max_impact = d.impact;
+    }
+  });
+  for (const r of rows) r.label = r.max_impact !== null && IMPACT_RANK[r.max_impact] >= IMPACT_RANK[threshold];
+  return rows;
+}
