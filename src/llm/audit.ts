@@ -1,0 +1,84 @@
+/**
+ * Append-only JSONL audit log: one line per HTTP attempt and per cache hit (paper App. L: every
+ * LLM call is logged with caller, phase, model, prompts, response, reasoning and usage). Every
+ * line goes through the redactor before it touches the disk.
+ */
+import { mkdir, open, type FileHandle } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { Phase } from '../../schemas/usage.js';
+import type { Redactor } from './redact.js';
+import type { ChatMessage } from './types.js';
+
+/**
+ * ok: usable reply. retryable_error: failed, will be retried. error: failed for good.
+ * reask: reply was not valid JSON for the schema and a corrective re-ask follows.
+ * invalid_json: the re-ask's reply was still invalid (the call fails). cache_hit: no HTTP at all.
+ */
+export type AuditOutcome = 'ok' | 'retryable_error' | 'error' | 'invalid_json' | 'reask' | 'cache_hit';
+
+export interface AuditEntry {
+  ts: string;
+  caller: string;
+  phase: Phase;
+  participant: string;
+  record_id: string;
+  sample_index?: number;
+  model: string;
+  endpoint: string;
+  /** "text" or "structured:<schemaName>" */
+  kind: string;
+  /** "initial" or "reask" (the corrective turn); absent for cache hits */
+  turn?: 'initial' | 'reask';
+  prompt_hash: string;
+  messages: ChatMessage[];
+  response: string | null;
+  reasoning: string | null;
+  usage: { tokens_in: number; tokens_out: number } | null;
+  latency_ms: number;
+  /** 1-based HTTP attempt number within the logical call (0 for cache hits) */
+  attempt: number;
+  outcome: AuditOutcome;
+  http_status?: number;
+  error: string | null;
+}
+
+export interface AuditLog {
+  write(entry: AuditEntry): Promise<void>;
+  /** Flushes and closes; rethrows the first write failure so a broken audit trail is not silent. */
+  close(): Promise<void>;
+}
+
+export const nullAuditLog: AuditLog = { write: async () => undefined, close: async () => undefined };
+
+export function createAuditLog(path: string | null, redactor: Redactor): AuditLog {
+  if (path === null) return nullAuditLog;
+  let handle: Promise<FileHandle> | null = null;
+  let chain: Promise<void> = Promise.resolve();
+  let failure: unknown = null;
+  const file = () => (handle ??= mkdir(dirname(path), { recursive: true }).then(() => open(path, 'a')));
+  return {
+    write(entry) {
+      const line = `${JSON.stringify(redactor.deep(entry))}\n`;
+      // One writer, one queue: concurrent calls never interleave bytes within a line.
+      chain = chain.then(async () => {
+        try {
+          await (await file()).appendFile(line, 'utf8');
+        } catch (err) {
+          failure ??= err;
+        }
+      });
+      return chain;
+    },
+    async close() {
+      await chain;
+      const h = handle;
+      handle = null;
+      if (h) await h.then((fh) => fh.close()).catch(() => undefined);
+      if (failure) {
+        const err = failure;
+        failure = null;
+        throw err instanceof Error ? new Error(`audit log ${path}: ${redactor.text(err.message)}`) : err;
+      }
+    },
+  };
+}

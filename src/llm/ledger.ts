@@ -1,0 +1,119 @@
+/**
+ * Token and dollar ledger. Aggregates incrementally (no per-call list) so a long streaming run
+ * does not grow memory with every call; only the set of record ids is kept, for cost per record.
+ */
+import type { PriceConfig } from '../../schemas/config.js';
+import type { CallUsage } from '../../schemas/usage.js';
+
+export type PriceTable = Record<string, PriceConfig>;
+
+/** Dollars for one call; 0 for a model missing from the table (see `isPriced`). */
+export function costOf(prices: PriceTable, model: string, tokensIn: number, tokensOut: number): number {
+  const p = Object.hasOwn(prices, model) ? prices[model] : undefined;
+  if (!p) return 0;
+  return (tokensIn * p.input_per_mtok + tokensOut * p.output_per_mtok) / 1_000_000;
+}
+
+export interface Totals {
+  /** logical calls (after retries and re-asks), cached ones included */
+  calls: number;
+  ok: number;
+  errors: number;
+  /** calls served from the response cache (no HTTP request this run) */
+  cached: number;
+  /** HTTP attempts made this run (cached calls add none) */
+  attempts: number;
+  tokens_in: number;
+  tokens_out: number;
+  /** as recorded in CallUsage, cached calls included (what the verdicts say) */
+  cost_usd: number;
+  /** only calls that went to the network this run (what this run paid) */
+  spent_usd: number;
+}
+
+export interface LedgerSummary {
+  total: Totals;
+  by_phase: Record<string, Totals>;
+  by_model: Record<string, Totals>;
+  by_participant: Record<string, Totals>;
+  by_endpoint: Record<string, Totals>;
+  records: number;
+  /** mean cost_usd per distinct record_id (0 when there are none) */
+  cost_per_record_mean: number;
+  /** logical calls that hit the network vs. were replayed from the cache */
+  calls_made: number;
+  calls_cached: number;
+  /** models that were called but have no price: their cost is counted as 0 */
+  unpriced_models: string[];
+}
+
+function emptyTotals(): Totals {
+  return { calls: 0, ok: 0, errors: 0, cached: 0, attempts: 0, tokens_in: 0, tokens_out: 0, cost_usd: 0, spent_usd: 0 };
+}
+
+function add(t: Totals, u: CallUsage, cached: boolean): void {
+  t.calls += 1;
+  if (u.outcome === 'ok') t.ok += 1;
+  else t.errors += 1;
+  if (cached) t.cached += 1;
+  else {
+    t.attempts += u.attempts;
+    t.spent_usd += u.cost_usd;
+  }
+  t.tokens_in += u.tokens_in;
+  t.tokens_out += u.tokens_out;
+  t.cost_usd += u.cost_usd;
+}
+
+function bump(map: Map<string, Totals>, key: string, u: CallUsage, cached: boolean): void {
+  let t = map.get(key);
+  if (!t) map.set(key, (t = emptyTotals()));
+  add(t, u, cached);
+}
+
+export class Ledger {
+  private readonly total = emptyTotals();
+  private readonly phases = new Map<string, Totals>();
+  private readonly models = new Map<string, Totals>();
+  private readonly participants = new Map<string, Totals>();
+  private readonly endpoints = new Map<string, Totals>();
+  private readonly recordIds = new Set<string>();
+  private readonly unpriced = new Set<string>();
+
+  constructor(private readonly prices: PriceTable = {}) {}
+
+  costOf(model: string, tokensIn: number, tokensOut: number): number {
+    return costOf(this.prices, model, tokensIn, tokensOut);
+  }
+
+  isPriced(model: string): boolean {
+    return Object.hasOwn(this.prices, model);
+  }
+
+  /** Count one logical call. The gateway calls this for every call it finishes, ok or not. */
+  record(usage: CallUsage, recordId: string, cached: boolean): void {
+    add(this.total, usage, cached);
+    bump(this.phases, usage.phase, usage, cached);
+    bump(this.models, usage.model, usage, cached);
+    bump(this.participants, usage.participant, usage, cached);
+    bump(this.endpoints, usage.endpoint, usage, cached);
+    this.recordIds.add(recordId);
+    if (!this.isPriced(usage.model)) this.unpriced.add(usage.model);
+  }
+
+  summary(): LedgerSummary {
+    const copy = (m: Map<string, Totals>) => Object.fromEntries([...m].sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, { ...v }]));
+    return {
+      total: { ...this.total },
+      by_phase: copy(this.phases),
+      by_model: copy(this.models),
+      by_participant: copy(this.participants),
+      by_endpoint: copy(this.endpoints),
+      records: this.recordIds.size,
+      cost_per_record_mean: this.recordIds.size === 0 ? 0 : this.total.cost_usd / this.recordIds.size,
+      calls_made: this.total.calls - this.total.cached,
+      calls_cached: this.total.cached,
+      unpriced_models: [...this.unpriced].sort(),
+    };
+  }
+}

@@ -1,0 +1,157 @@
+/**
+ * Provider over the official `openai` client, for any OpenAI-compatible server.
+ *
+ * - One client and one undici connection pool per endpoint (paper App. L: separate pools avoid
+ *   TLS-handshake races when jurors fan out in parallel).
+ * - The client's own retries are off (maxRetries: 0): the gateway retries, so backoff, limits
+ *   and the audit log see every attempt.
+ * - Our own timer bounds the whole attempt, body included; the client's timeout only covers the
+ *   wait for response headers.
+ */
+import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai';
+import { Agent, fetch as undiciFetch } from 'undici';
+import { createRedactor, type Redactor } from './redact.js';
+import { ProviderError, type ChatRequest, type ChatResponse, type EndpointConfig, type Provider } from './types.js';
+
+const RETRYABLE_STATUS = new Set([408, 409, 429]);
+const MAX_MESSAGE_CHARS = 500;
+
+export function isRetryableStatus(status: number): boolean {
+  return RETRYABLE_STATUS.has(status) || status >= 500;
+}
+
+/** `retry-after-ms` (ms), else `retry-after` as seconds or an HTTP-date. */
+export function parseRetryAfter(headers: { get(name: string): string | null } | undefined, now: number = Date.now()): number | undefined {
+  if (!headers) return undefined;
+  const ms = headers.get('retry-after-ms');
+  if (ms !== null && ms.trim() !== '') {
+    const n = Number(ms);
+    if (Number.isFinite(n) && n >= 0) return n;
+  }
+  const ra = headers.get('retry-after');
+  if (ra === null || ra.trim() === '') return undefined;
+  if (/^\s*\d+(\.\d+)?\s*$/.test(ra)) return Number(ra) * 1000;
+  const at = Date.parse(ra);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+export interface OpenAIProviderOptions {
+  env?: NodeJS.ProcessEnv;
+}
+
+export function createOpenAIProvider(name: string, endpoint: EndpointConfig, opts: OpenAIProviderOptions = {}): Provider {
+  if (!endpoint.base_url) throw new Error(`endpoint "${name}" has no base_url`);
+  const env = opts.env ?? process.env;
+  const apiKey = (endpoint.api_key_env ? env[endpoint.api_key_env] : undefined) || 'not-needed';
+  // The key is redacted from every message we produce, whatever its variable is called.
+  const redactor = createRedactor(env, [apiKey === 'not-needed' ? undefined : apiKey]);
+  const agent = new Agent({ connections: endpoint.max_concurrency, keepAliveTimeout: 30_000 });
+  const client = new OpenAI({
+    apiKey,
+    baseURL: endpoint.base_url,
+    // Nothing from the ambient OPENAI_* environment may ride along to a third-party endpoint.
+    adminAPIKey: null,
+    organization: null,
+    project: null,
+    webhookSecret: null,
+    // Library logs bypass our redactor; the audit log records every attempt instead.
+    logLevel: 'off',
+    maxRetries: 0,
+    // Backstop only; the per-attempt timer below is the real limit.
+    timeout: endpoint.timeout_ms + 5_000,
+    defaultHeaders: endpoint.headers,
+    fetch: ((url: string, init?: RequestInit) =>
+      undiciFetch(url, { ...(init as Record<string, unknown>), dispatcher: agent } as Parameters<typeof undiciFetch>[1])) as unknown as typeof globalThis.fetch,
+  });
+
+  return {
+    name,
+    async complete(req: ChatRequest, signal: AbortSignal): Promise<ChatResponse> {
+      if (signal.aborted) throw callerAbort(signal, redactor);
+      const attempt = new AbortController();
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        attempt.abort(new Error('attempt timeout'));
+      }, endpoint.timeout_ms);
+      const onAbort = () => attempt.abort(signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
+      try {
+        const body = {
+          model: req.model,
+          messages: req.messages.map((m) => ({ role: m.role, content: m.content })),
+          temperature: req.temperature,
+          top_p: req.top_p,
+          max_tokens: req.max_tokens,
+          seed: req.seed,
+          reasoning_effort: req.reasoning_effort,
+          // Provider-specific knobs go last so they can override anything above.
+          ...(req.extra_body ?? {}),
+        } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
+        const completion = await client.chat.completions.create(body, { signal: attempt.signal });
+        return toResponse(completion, redactor);
+      } catch (err) {
+        if (err instanceof ProviderError) throw err;
+        if (signal.aborted) throw callerAbort(signal, redactor);
+        if (timedOut) throw new ProviderError(`timeout: no complete response within ${endpoint.timeout_ms} ms`, true);
+        throw toProviderError(err, redactor);
+      } finally {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+      }
+    },
+    async close() {
+      await agent.close();
+    },
+  };
+}
+
+function callerAbort(signal: AbortSignal, redactor: Redactor): ProviderError {
+  const r: unknown = signal.reason;
+  const why = r instanceof Error ? r.message : typeof r === 'string' ? r : 'aborted';
+  return new ProviderError(redactor.text(`aborted by caller: ${why}`), false);
+}
+
+function toResponse(completion: OpenAI.Chat.ChatCompletion, redactor: Redactor): ChatResponse {
+  const choice = completion.choices?.[0];
+  // A 200 without choices is a broken gateway/proxy reply, worth another try.
+  if (!choice) throw new ProviderError('response has no choices', true, 200);
+  const msg = choice.message as unknown as Record<string, unknown>;
+  const content = typeof msg.content === 'string' ? msg.content : '';
+  const reasoning = typeof msg.reasoning_content === 'string' ? msg.reasoning_content : typeof msg.reasoning === 'string' ? msg.reasoning : undefined;
+  if (content === '' && typeof msg.refusal === 'string' && msg.refusal) {
+    throw new ProviderError(redactor.text(`model refused: ${short(msg.refusal)}`), false, 200);
+  }
+  return {
+    content,
+    ...(reasoning ? { reasoning } : {}),
+    tokens_in: nonNegInt(completion.usage?.prompt_tokens),
+    tokens_out: nonNegInt(completion.usage?.completion_tokens),
+  };
+}
+
+function nonNegInt(n: unknown): number {
+  return typeof n === 'number' && Number.isFinite(n) && n > 0 ? Math.round(n) : 0;
+}
+
+function short(s: string): string {
+  const one = s.replace(/\s+/g, ' ').trim();
+  return one.length <= MAX_MESSAGE_CHARS ? one : `${one.slice(0, MAX_MESSAGE_CHARS - 1)}…`;
+}
+
+/** Maps anything the client throws to a ProviderError with a redacted, bounded message. */
+export function toProviderError(err: unknown, redactor: Redactor): ProviderError {
+  if (err instanceof APIUserAbortError) return new ProviderError('aborted', false);
+  if (err instanceof APIConnectionError) {
+    const cause = (err as { cause?: unknown }).cause;
+    const detail = cause instanceof Error ? `${cause.message}${cause.cause instanceof Error ? ` (${cause.cause.message})` : ''}` : '';
+    return new ProviderError(redactor.text(short(`connection error: ${err.message}${detail ? ` ${detail}` : ''}`)), true);
+  }
+  if (err instanceof APIError && typeof err.status === 'number') {
+    const status = err.status;
+    return new ProviderError(redactor.text(short(`HTTP ${err.message}`)), isRetryableStatus(status), status, isRetryableStatus(status) ? parseRetryAfter(err.headers) : undefined);
+  }
+  // E.g. a 200 whose body is not JSON: a flaky proxy more often than a permanent condition.
+  const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  return new ProviderError(redactor.text(short(`unexpected error: ${message}`)), true);
+}

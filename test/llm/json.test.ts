@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { JudgementOutput } from '../../schemas/defect.js';
+import { balancedSpans, extractJson, MAX_ERROR_CHARS, parseStructured } from '../../src/llm/json.js';
+
+const Schema = z.object({ negatives: z.array(z.object({ step: z.int(), why: z.string() })) });
+const good = { negatives: [{ step: 3, why: 'sign error in {x}' }] };
+
+describe('extractJson', () => {
+  it('reads plain JSON', () => {
+    expect(extractJson(JSON.stringify(good))).toEqual({ ok: true, value: good, repaired: false });
+  });
+
+  it('strips markdown fences', () => {
+    expect(extractJson('```json\n' + JSON.stringify(good, null, 2) + '\n```')).toMatchObject({ ok: true, value: good, repaired: false });
+    expect(extractJson('Here:\n```\n{"a": 1}\n```\nthanks')).toMatchObject({ ok: true, value: { a: 1 } });
+  });
+
+  it('finds the object amid prose, ignoring braces inside strings', () => {
+    const text = `Sure! The analysis (see {note}) gives:\n${JSON.stringify(good)}\nHope this helps }`;
+    expect(extractJson(text)).toMatchObject({ ok: true, value: good, repaired: false });
+  });
+
+  it('drops <think> blocks that contain braces', () => {
+    expect(extractJson('<think>maybe {"negatives": "x"}</think>{"a": 2}')).toMatchObject({ ok: true, value: { a: 2 } });
+  });
+
+  it('repairs broken JSON with jsonrepair', () => {
+    const r = extractJson("{'negatives': [{'step': 3, 'why': 'x',},],}");
+    expect(r).toEqual({ ok: true, value: { negatives: [{ step: 3, why: 'x' }] }, repaired: true });
+  });
+
+  it('repairs a reply truncated mid-object', () => {
+    const r = extractJson('```json\n{"negatives": [{"step": 3, "why": "cut off her');
+    expect(r).toMatchObject({ ok: true, repaired: true, value: { negatives: [{ step: 3 }] } });
+  });
+
+  it('reports when there is no JSON', () => {
+    expect(extractJson('I could not find any issue.')).toEqual({ ok: false, error: 'no JSON object found in the reply' });
+    expect(extractJson('  ')).toEqual({ ok: false, error: 'the reply was empty' });
+  });
+});
+
+describe('balancedSpans', () => {
+  it('skips an unclosed brace and still finds the object after it', () => {
+    expect(balancedSpans('oops { never closed {"a": "}"} end')).toEqual(['{"a": "}"}']);
+  });
+});
+
+describe('parseStructured', () => {
+  it('returns the first reading that validates, even after an invalid one', () => {
+    const text = `Example format: {"negatives": "list"}\nAnswer: ${JSON.stringify(good)}`;
+    expect(parseStructured(text, Schema)).toEqual({ ok: true, value: good, repaired: false });
+  });
+
+  it('gives a short error naming the failing path', () => {
+    const r = parseStructured('{"negatives": [{"step": "three", "why": "x"}]}', Schema);
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      expect(r.error).toContain('negatives[0].step');
+      expect(r.error.length).toBeLessThanOrEqual(MAX_ERROR_CHARS);
+    }
+  });
+
+  it('bounds very long error text', () => {
+    const many = { negatives: Array.from({ length: 200 }, () => ({ step: 'x', why: 1 })) };
+    const r = parseStructured(JSON.stringify(many), Schema);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.error.length).toBeLessThanOrEqual(MAX_ERROR_CHARS);
+  });
+
+  it('applies the schema transforms (project JudgementOutput)', () => {
+    const r = parseStructured('```json\n{"negatives":[{"statement_refs":"STEP-2","what_went_wrong":"w","impact":" Major ","evidence":null}]}\n```', JudgementOutput);
+    expect(r).toMatchObject({ ok: true, value: { negatives: [{ statement_refs: ['STEP-2'], impact: 'major', evidence: '' }] } });
+  });
+});

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { createLimiter, rateWindow } from '../../src/llm/limits.js';
+
+const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('rateWindow', () => {
+  it('handles fractional and high rates without exceeding them', () => {
+    expect(rateWindow(0.5)).toEqual({ intervalCap: 1, interval: 2000 });
+    expect(rateWindow(2.5)).toEqual({ intervalCap: 1, interval: 400 });
+    expect(rateWindow(3)).toEqual({ intervalCap: 1, interval: 334 });
+    expect(rateWindow(100)).toEqual({ intervalCap: 5, interval: 50 });
+    for (const rps of [0.1, 0.5, 1, 2.5, 3, 7.7, 19, 33.3, 100, 1234]) {
+      const w = rateWindow(rps);
+      expect(Number.isInteger(w.intervalCap) && Number.isInteger(w.interval)).toBe(true);
+      expect((w.intervalCap * 1000) / w.interval).toBeLessThanOrEqual(rps + 1e-9);
+      expect((w.intervalCap * 1000) / w.interval).toBeGreaterThan(rps * 0.9);
+    }
+    expect(() => rateWindow(0)).toThrow();
+  });
+});
+
+describe('createLimiter', () => {
+  it('never runs more than max_concurrency tasks at once', async () => {
+    const lim = createLimiter({ max_concurrency: 3 });
+    let running = 0;
+    let peak = 0;
+    await Promise.all(
+      Array.from({ length: 12 }, () =>
+        lim.run(async () => {
+          running++;
+          peak = Math.max(peak, running);
+          await wait(15);
+          running--;
+        }),
+      ),
+    );
+    expect(peak).toBe(3);
+  });
+
+  it('spaces starts at a fractional request rate', async () => {
+    const lim = createLimiter({ max_concurrency: 10, requests_per_second: 12.5 }); // one start per 80 ms
+    const starts: number[] = [];
+    const t0 = performance.now();
+    await Promise.all(Array.from({ length: 5 }, () => lim.run(async () => void starts.push(performance.now() - t0))));
+    starts.sort((a, b) => a - b);
+    for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(75);
+    expect(starts[4]! - starts[0]!).toBeGreaterThanOrEqual(310);
+  });
+
+  it('drops a queued task when its signal aborts', async () => {
+    const lim = createLimiter({ max_concurrency: 1 });
+    const blocker = lim.run(() => wait(50));
+    const ctl = new AbortController();
+    let ran = false;
+    const queued = lim.run(async () => void (ran = true), ctl.signal);
+    ctl.abort(new Error('cancelled'));
+    await expect(queued).rejects.toThrow();
+    await blocker;
+    expect(ran).toBe(false);
+  });
+});
