@@ -1,0 +1,215 @@
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+
+/**
+ * Simulator profile: how each simulated model behaves. A file holds a top-level `seed` and
+ * `models`, keyed by model name; the entry named `default` serves unknown model names and is
+ * also the base every named entry is merged over (field by field), so a file only states
+ * what differs. Without a `default` entry unknown models get HTTP 404, which surfaces typos.
+ */
+
+const prob = z.number().min(0).max(1);
+
+export const SeverityMix = z
+  .object({
+    neutral: z.number().nonnegative().default(0),
+    minor: z.number().nonnegative().default(0),
+    major: z.number().nonnegative().default(0),
+    fatal: z.number().nonnegative().default(0),
+  })
+  .strict()
+  .refine((m) => m.neutral + m.minor + m.major + m.fatal > 0, 'at least one severity needs a positive weight');
+export type SeverityMix = z.infer<typeof SeverityMix>;
+
+/** 0 = answer at once; otherwise lognormal: median * exp(sigma * N(0,1)), capped at `max`. */
+export const Latency = z.union([
+  z.literal(0),
+  z.object({ median: z.number().nonnegative(), sigma: z.number().nonnegative().default(0.4), max: z.number().positive().optional() }).strict(),
+]);
+export type Latency = z.infer<typeof Latency>;
+
+/** How a model behaves when it serves as the consolidator (App. C.1). */
+export const ConsolidatorBehaviour = z
+  .object({
+    /** probability to adopt a candidate group that cites a gold-error step */
+    accept_true: prob,
+    /** probability to adopt a candidate group that cites only clean steps */
+    accept_false: prob,
+    /** probability to add a gold-error step that no juror cited */
+    fill_recall: prob,
+    /** probability to add a clean step that no juror cited (the consolidator's own false positives) */
+    fill_false_positive_rate: prob,
+  })
+  .strict();
+export type ConsolidatorBehaviour = z.infer<typeof ConsolidatorBehaviour>;
+
+const modelShape = {
+  /** probability of flagging each gold-error step */
+  recall: prob,
+  /** probability of flagging each clean step */
+  false_positive_rate: prob,
+  /** severities of true finds */
+  severity_mix: SeverityMix,
+  /** severities of false positives; severity_mix when absent */
+  fp_severity_mix: SeverityMix.optional(),
+  /** probability that two flagged neighbouring steps are reported as one defect citing both */
+  adjacent_rate: prob,
+  latency_ms: Latency,
+  /** in-flight requests per model above which the server answers 429; unlimited when absent */
+  max_concurrency: z.int().positive().optional(),
+  /** advertised in retry-after(-ms) on every 429 */
+  retry_after_ms: z.int().nonnegative(),
+  rate_429: prob,
+  rate_500: prob,
+  /** the request hangs: until the client gives up, or for hang_ms then HTTP 504 */
+  rate_timeout: prob,
+  hang_ms: z.int().positive().optional(),
+  /** broken JSON; the share `malformed_repairable` is fixable by jsonrepair, the rest is not */
+  rate_malformed_json: prob,
+  malformed_repairable: prob,
+  rate_fenced_json: prob,
+  rate_prose_json: prob,
+  /** valid JSON of the wrong shape (impact "severe", missing what_went_wrong, wrong key) */
+  rate_schema_invalid: prob,
+  words_per_defect: z.int().positive(),
+  /** words of reasoning_content per reply; 0 = none */
+  reasoning_words: z.int().nonnegative(),
+  consolidator: ConsolidatorBehaviour,
+};
+
+export const ModelProfile = z
+  .object(modelShape)
+  .strict()
+  .superRefine((m, ctx) => {
+    const faults = m.rate_429 + m.rate_500 + m.rate_timeout;
+    if (faults > 1) ctx.addIssue({ code: 'custom', path: ['rate_429'], message: `rate_429 + rate_500 + rate_timeout is ${faults}, above 1` });
+    const formats = m.rate_malformed_json + m.rate_schema_invalid + m.rate_fenced_json + m.rate_prose_json;
+    if (formats > 1) ctx.addIssue({ code: 'custom', path: ['rate_malformed_json'], message: `the four format rates sum to ${formats}, above 1` });
+  });
+export type ModelProfile = z.infer<typeof ModelProfile>;
+
+/** What a file may say about one model: any subset of the fields. */
+export const ModelEntry = z.object({ ...modelShape, consolidator: ConsolidatorBehaviour.partial() }).partial().strict();
+export type ModelEntry = z.infer<typeof ModelEntry>;
+export type ModelEntryInput = z.input<typeof ModelEntry>;
+
+export const ProfileFile = z
+  .object({
+    seed: z.int().default(0),
+    models: z.record(z.string().min(1), ModelEntry).default({}),
+  })
+  .strict();
+export type ProfileFileInput = z.input<typeof ProfileFile>;
+
+/** Values for fields neither the entry nor the file's `default` sets: a clean, instant model. */
+export const BASE_MODEL: ModelProfile = {
+  recall: 0.6,
+  false_positive_rate: 0.03,
+  severity_mix: { neutral: 0.02, minor: 0.13, major: 0.5, fatal: 0.35 },
+  adjacent_rate: 0.2,
+  latency_ms: 0,
+  retry_after_ms: 100,
+  rate_429: 0,
+  rate_500: 0,
+  rate_timeout: 0,
+  rate_malformed_json: 0,
+  malformed_repairable: 0.5,
+  rate_fenced_json: 0,
+  rate_prose_json: 0,
+  rate_schema_invalid: 0,
+  words_per_defect: 45,
+  reasoning_words: 0,
+  consolidator: { accept_true: 0.9, accept_false: 0.25, fill_recall: 0.3, fill_false_positive_rate: 0 },
+};
+
+export interface SimProfile {
+  seed: number;
+  /** fully resolved profiles of the named models (not including `default`) */
+  models: Record<string, ModelProfile>;
+  /** profile for model names not listed; null = unknown models are rejected */
+  default: ModelProfile | null;
+}
+
+export class ProfileError extends Error {}
+
+function resolve(name: string, ...layers: (ModelEntry | undefined)[]): ModelProfile {
+  let merged: Record<string, unknown> = { ...BASE_MODEL };
+  for (const l of layers) {
+    if (!l) continue;
+    const consolidator = { ...(merged.consolidator as object), ...(l.consolidator ?? {}) };
+    merged = { ...merged, ...l, consolidator };
+  }
+  const r = ModelProfile.safeParse(merged);
+  if (!r.success) throw new ProfileError(`profile for model "${name}": ${z.prettifyError(r.error)}`);
+  return r.data;
+}
+
+/** Validate and resolve a profile from its parsed file contents (YAML or JSON object). */
+export function parseProfile(raw: unknown): SimProfile {
+  const r = ProfileFile.safeParse(raw);
+  if (!r.success) throw new ProfileError(`invalid simulator profile:\n${z.prettifyError(r.error)}`);
+  const { seed, models } = r.data;
+  const base = models.default;
+  const out: SimProfile = { seed, models: {}, default: base ? resolve('default', base) : null };
+  for (const [name, entry] of Object.entries(models)) {
+    if (name !== 'default') out.models[name] = resolve(name, base, entry);
+  }
+  return out;
+}
+
+/** Load a profile file; YAML is a superset of JSON, so one parser reads both. */
+export function loadProfileFile(path: string): SimProfile {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new ProfileError(`cannot read simulator profile ${path}: ${(e as Error).message}`);
+  }
+  let raw: unknown;
+  try {
+    raw = parseYaml(text);
+  } catch (e) {
+    throw new ProfileError(`simulator profile ${path} is not valid YAML/JSON: ${(e as Error).message}`);
+  }
+  try {
+    return parseProfile(raw ?? {});
+  } catch (e) {
+    throw new ProfileError(`${path}: ${(e as Error).message}`);
+  }
+}
+
+/** The behaviour of `model`, or null when the profile neither lists it nor has a default. */
+export function modelProfile(profile: SimProfile, model: string): ModelProfile | null {
+  return Object.hasOwn(profile.models, model) ? profile.models[model]! : profile.default;
+}
+
+/** Model ids the simulator advertises on GET /v1/models. */
+export function listedModels(profile: SimProfile): string[] {
+  return Object.keys(profile.models).sort();
+}
+
+function mapModels(p: SimProfile, f: (m: ModelProfile) => ModelProfile): SimProfile {
+  const models: Record<string, ModelProfile> = {};
+  for (const [k, v] of Object.entries(p.models)) models[k] = f(v);
+  return { seed: p.seed, models, default: p.default ? f(p.default) : null };
+}
+
+/** Same judgements, but no HTTP faults and always well-formed JSON (for tests that need clean runs). */
+export function withoutFaults(p: SimProfile): SimProfile {
+  return mapModels(p, (m) => ({
+    ...m,
+    rate_429: 0,
+    rate_500: 0,
+    rate_timeout: 0,
+    rate_malformed_json: 0,
+    rate_fenced_json: 0,
+    rate_prose_json: 0,
+    rate_schema_invalid: 0,
+  }));
+}
+
+/** Same behaviour with zero latency ("instant jurors" for CPU benchmarks). */
+export function withoutLatency(p: SimProfile): SimProfile {
+  return mapModels(p, (m) => ({ ...m, latency_ms: 0 }));
+}

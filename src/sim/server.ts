@@ -1,0 +1,296 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { z } from 'zod';
+import type { ChatMessage, ChatRequest } from '../llm/types.js';
+import { defaultProfile } from './default-profile.js';
+import { requestKey, SimEngine, type EngineResult } from './engine.js';
+import type { GoldIndex } from './gold.js';
+import { listedModels, type SimProfile } from './profile.js';
+import { SimRuntime, type Outcome, type SimStatsSnapshot } from './runtime.js';
+import type { SimTask } from './tasks.js';
+
+/**
+ * The simulator as an OpenAI-compatible HTTP server on loopback, so tests and the demo go
+ * through the real `openai` client, real sockets, real 429/500 handling and real timeouts.
+ */
+
+export interface SimulatorOptions {
+  /** the built-in profile when absent */
+  profile?: SimProfile;
+  gold?: GoldIndex;
+  host?: string;
+  /** 0 = any free port */
+  port?: number;
+  tasks?: readonly SimTask[];
+}
+
+export interface RunningSimulator {
+  /** base URL for the openai client, ending in /v1 */
+  url: string;
+  port: number;
+  engine: SimEngine;
+  stats(): SimStatsSnapshot;
+  /** stops listening, drops held requests and open sockets, clears every timer */
+  close(): Promise<void>;
+}
+
+/** Fixed so identical requests give byte-identical bodies. */
+const CREATED = 1_735_689_600;
+const MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+const ContentPart = z.object({ type: z.string(), text: z.string().optional() }).loose();
+const WireMessage = z
+  .object({ role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']), content: z.union([z.string(), z.array(ContentPart), z.null()]) })
+  .loose();
+const WireRequest = z
+  .object({
+    model: z.string().min(1),
+    messages: z.array(WireMessage).min(1),
+    seed: z.int().nullish(),
+    temperature: z.number().nullish(),
+    top_p: z.number().nullish(),
+    max_tokens: z.int().positive().nullish(),
+    max_completion_tokens: z.int().positive().nullish(),
+    reasoning_effort: z.string().nullish(),
+    stream: z.boolean().nullish(),
+    n: z.int().nullish(),
+  })
+  .loose();
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The wire body as the ChatRequest the engine understands. */
+export function toChatRequest(body: unknown): ChatRequest {
+  const r = WireRequest.safeParse(body);
+  if (!r.success) throw new HttpError(400, 'invalid_request', `invalid chat completion request: ${z.prettifyError(r.error).replace(/\s+/g, ' ')}`);
+  const b = r.data;
+  if (b.stream) throw new HttpError(400, 'unsupported', 'the simulator does not stream; send stream: false');
+  if (b.n !== undefined && b.n !== null && b.n !== 1) throw new HttpError(400, 'unsupported', 'the simulator returns one choice; n must be 1');
+  const messages: ChatMessage[] = b.messages.map((m) => ({
+    role: m.role === 'developer' ? 'system' : m.role === 'tool' ? 'user' : m.role,
+    content: typeof m.content === 'string' ? m.content : (m.content ?? []).map((p) => p.text ?? '').join(''),
+  }));
+  const req: ChatRequest = { model: b.model, messages };
+  if (b.seed != null) req.seed = b.seed;
+  if (b.temperature != null) req.temperature = b.temperature;
+  if (b.top_p != null) req.top_p = b.top_p;
+  const maxTokens = b.max_completion_tokens ?? b.max_tokens;
+  if (maxTokens != null) req.max_tokens = maxTokens;
+  if (b.reasoning_effort === 'low' || b.reasoning_effort === 'medium' || b.reasoning_effort === 'high') req.reasoning_effort = b.reasoning_effort;
+  return req;
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (res.headersSent || res.destroyed) return;
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), ...headers });
+  res.end(text);
+}
+
+function sendError(res: ServerResponse, status: number, code: string, message: string, headers: Record<string, string> = {}): void {
+  const type = status === 429 ? 'rate_limit_error' : status >= 500 ? 'server_error' : 'invalid_request_error';
+  sendJson(res, status, { error: { message, type, param: null, code } }, headers);
+}
+
+function retryHeaders(ms: number): Record<string, string> {
+  // retry-after is whole seconds by the HTTP spec; retry-after-ms (read by the openai client) is exact.
+  return { 'retry-after': String(Math.ceil(ms / 1000)), 'retry-after-ms': String(ms) };
+}
+
+function completionBody(req: ChatRequest, r: Extract<EngineResult, { kind: 'ok' }>, id: string): unknown {
+  const message: Record<string, unknown> = { role: 'assistant', content: r.content, refusal: null };
+  if (r.reasoning !== undefined) message.reasoning_content = r.reasoning;
+  const usage: Record<string, unknown> = { prompt_tokens: r.tokens_in, completion_tokens: r.tokens_out, total_tokens: r.tokens_in + r.tokens_out };
+  if (r.reasoning !== undefined) usage.completion_tokens_details = { reasoning_tokens: Math.ceil(r.reasoning.length / 4) };
+  return {
+    id,
+    object: 'chat.completion',
+    created: CREATED,
+    model: req.model,
+    system_fingerprint: 'reasoning-jury-sim',
+    choices: [{ index: 0, message, logprobs: null, finish_reason: r.finish_reason }],
+    usage,
+  };
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(new HttpError(413, 'body_too_large', `request body above ${MAX_BODY_BYTES} bytes`));
+        req.destroy();
+      } else chunks.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+    // A client that leaves mid-body never sends 'end'; settle so the handler does not dangle.
+    req.on('close', () => {
+      if (!req.complete) reject(new HttpError(400, 'incomplete_body', 'client closed the connection before the body was complete'));
+    });
+  });
+}
+
+export async function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimulator> {
+  const engine = new SimEngine({ profile: opts.profile ?? defaultProfile(), ...(opts.gold ? { gold: opts.gold } : {}), ...(opts.tasks ? { tasks: opts.tasks } : {}) });
+  const runtime = new SimRuntime();
+  /** cancel functions of replies waiting on a timer or hanging */
+  const pending = new Set<() => void>();
+
+  /**
+   * Hold `res` for `ms` (undefined = until the client leaves), then run `fire`. The slot is
+   * released exactly once: when fired, when the client disconnects, or at close().
+   */
+  const hold = (res: ServerResponse, model: string, ms: number | undefined, fire: () => void, onAbort: () => void): void => {
+    let settled = false;
+    const settle = (): boolean => {
+      if (settled) return false;
+      settled = true;
+      if (timer) clearTimeout(timer);
+      pending.delete(cancel);
+      runtime.release(model);
+      return true;
+    };
+    const cancel = (): void => {
+      if (settle()) onAbort();
+    };
+    const timer = ms === undefined ? undefined : setTimeout(() => settle() && fire(), ms);
+    pending.add(cancel);
+    res.on('close', () => {
+      if (!res.writableFinished) cancel();
+    });
+  };
+
+  const chat = async (httpReq: IncomingMessage, res: ServerResponse): Promise<void> => {
+    let text: string;
+    let body: unknown;
+    try {
+      text = await readBody(httpReq);
+      body = JSON.parse(text);
+    } catch (e) {
+      if (e instanceof HttpError) throw e;
+      throw new HttpError(400, 'invalid_json', `request body is not JSON: ${(e as Error).message}`);
+    }
+    let req: ChatRequest;
+    try {
+      req = toChatRequest(body);
+    } catch (e) {
+      const model = typeof (body as { model?: unknown })?.model === 'string' ? (body as { model: string }).model : '(none)';
+      runtime.record(model, 'bad_request');
+      throw e;
+    }
+    const model = engine.modelProfile(req.model);
+    if (!model) {
+      runtime.record(req.model, 'unknown_model');
+      return sendError(res, 404, 'model_not_found', `The model "${req.model}" does not exist in the simulator profile.`);
+    }
+    if (!runtime.tryAcquire(req.model, model.max_concurrency)) {
+      runtime.record(req.model, 'rate_limited');
+      return sendError(res, 429, 'rate_limit_exceeded', `simulator: more than ${model.max_concurrency} requests in flight for ${req.model}`, retryHeaders(model.retry_after_ms));
+    }
+    const attempt = runtime.nextAttempt(req);
+    let r: EngineResult;
+    try {
+      r = engine.respond(req, attempt);
+    } catch (e) {
+      runtime.release(req.model); // a simulator bug must not eat a concurrency slot
+      throw e;
+    }
+    const headers = { 'x-sim-attempt': String(attempt), ...(r.kind !== 'error' ? { 'x-sim-task': r.task } : {}) };
+    const finish = (outcome: Outcome, extra: Parameters<SimRuntime['record']>[2] = {}): void => {
+      runtime.release(req.model);
+      runtime.record(req.model, outcome, extra);
+    };
+    if (r.kind === 'error') {
+      finish('bad_request');
+      return sendError(res, r.status, r.code, r.message, headers);
+    }
+    if (r.kind === 'fault' && r.status === 429) {
+      finish('fault_429', { task: r.task });
+      return sendError(res, 429, 'rate_limit_exceeded', 'simulated rate limit', { ...headers, ...retryHeaders(r.retryAfterMs ?? 0) });
+    }
+    if (r.kind === 'fault' && r.status === 500) {
+      finish('fault_500', { task: r.task });
+      return sendError(res, 500, 'internal_error', 'simulated internal server error', headers);
+    }
+    if (r.kind === 'fault') {
+      runtime.record(req.model, 'timeout', { task: r.task });
+      // Released in hold(); the 504 only comes if the client is more patient than hang_ms.
+      return hold(res, req.model, r.hangMs, () => sendError(res, 504, 'upstream_timeout', 'simulated upstream timeout', headers), () => undefined);
+    }
+    // Derived from the request, so a fresh server replays byte-identical bodies.
+    const id = `chatcmpl-sim-${requestKey(req).slice(0, 20)}-${attempt}`;
+    const send = (): void => {
+      runtime.record(req.model, 'ok', { task: r.task, format: r.format });
+      sendJson(res, 200, completionBody(req, r, id), headers);
+    };
+    if (r.latency_ms <= 0) {
+      runtime.release(req.model);
+      return send();
+    }
+    hold(res, req.model, r.latency_ms, send, () => runtime.record(req.model, 'aborted', { task: r.task }));
+  };
+
+  const server = createServer((httpReq, res) => {
+    runtime.noteAuthorization(httpReq.headers.authorization !== undefined);
+    const path = (httpReq.url ?? '/').split('?')[0]!.replace(/\/+$/, '');
+    const route = async (): Promise<void> => {
+      if (path === '/v1/chat/completions') {
+        if (httpReq.method !== 'POST') throw new HttpError(405, 'method_not_allowed', 'use POST');
+        return chat(httpReq, res);
+      }
+      if (path === '/v1/models' && httpReq.method === 'GET') {
+        return sendJson(res, 200, { object: 'list', data: listedModels(engine.profile).map((id) => ({ id, object: 'model', created: CREATED, owned_by: 'reasoning-jury-sim' })) });
+      }
+      const one = /^\/v1\/models\/(.+)$/.exec(path);
+      if (one && httpReq.method === 'GET') {
+        const id = decodeURIComponent(one[1]!);
+        if (engine.modelProfile(id)) return sendJson(res, 200, { id, object: 'model', created: CREATED, owned_by: 'reasoning-jury-sim' });
+        throw new HttpError(404, 'model_not_found', `The model "${id}" does not exist in the simulator profile.`);
+      }
+      throw new HttpError(404, 'not_found', `no route for ${httpReq.method} ${path}`);
+    };
+    route().catch((e: unknown) => {
+      if (e instanceof HttpError) sendError(res, e.status, e.code, e.message);
+      else sendError(res, 500, 'simulator_bug', `simulator failed: ${(e as Error)?.message ?? String(e)}`);
+    });
+  });
+  // Hanging requests are the point; do not let Node cut them off on its own schedule.
+  server.requestTimeout = 0;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const addr = server.address() as AddressInfo;
+  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  let closing: Promise<void> | undefined;
+
+  return {
+    url: `http://${host}:${addr.port}/v1`,
+    port: addr.port,
+    engine,
+    stats: () => runtime.stats(),
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        for (const cancel of [...pending]) cancel();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}
