@@ -1,7 +1,7 @@
 import type { JuryConfig } from '../../schemas/config.js';
 import type { Defect } from '../../schemas/defect.js';
 import type { CallUsage } from '../../schemas/usage.js';
-import type { Judgement, Verdict } from '../../schemas/verdict.js';
+import { type Judgement, Verdict } from '../../schemas/verdict.js';
 import type { ModelGateway } from '../llm/types.js';
 import { phase1Messages, type TraceInput } from '../prompts/build.js';
 import type { PromptSet } from '../prompts/templates.js';
@@ -82,7 +82,7 @@ export async function judgeRecord(ctx: JuryContext, input: JudgeInput): Promise<
   };
   const failures = failed.map((j) => `${j.juror_id}: ${j.error}`).join('; ');
   if (ok.length < need) {
-    return {
+    return Verdict.parse({
       ...base,
       defects: [],
       confidence: 0,
@@ -92,11 +92,12 @@ export async function judgeRecord(ctx: JuryContext, input: JudgeInput): Promise<
       degraded_reason: `only ${ok.length} of ${jurors.length} jurors succeeded (minimum ${need})`,
       error: `too few jurors succeeded: ${failures}`,
       usage: p1.usage,
-    };
+    });
   }
   const p2 = await phase2(ctx, input, p1.judgements);
+  // Parsing checks the contract at the boundary and puts keys in schema order for readers.
   const reasons = [failed.length > 0 ? `${failed.length} of ${jurors.length} jurors failed (${failures})` : null, p2.degradedReason].filter((r): r is string => r !== null);
-  return {
+  return Verdict.parse({
     ...base,
     defects: p2.defects,
     confidence: agreement(p2.defects, p1.judgements),
@@ -106,5 +107,5 @@ export async function judgeRecord(ctx: JuryContext, input: JudgeInput): Promise<
     degraded_reason: reasons.length > 0 ? reasons.join('; ') : null,
     error: null,
     usage: [...p1.usage, ...p2.usage],
-  };
+  });
 }

@@ -1,0 +1,44 @@
+import type { Command } from 'commander';
+import { mapRecord } from '../pipeline/record-mapping.js';
+import { prepareRecord } from '../pipeline/prepare.js';
+import { judgeRecord } from '../jury/judge.js';
+import { parseJsonInput, readStdin, UsageError, writeJson } from './io.js';
+import { JURY_OPTION_HELP, setupJury, type JuryOptions } from './jury-setup.js';
+
+export function registerJudge(program: Command): void {
+  program
+    .command('judge')
+    .description('judge one trace record (JSON on stdin) and print its verdict JSON')
+    .option('-c, --config <file>', JURY_OPTION_HELP.config)
+    .option('--gold <file>', JURY_OPTION_HELP.gold)
+    .option('--audit-log <file>', JURY_OPTION_HELP.auditLog)
+    .option('--no-cache', JURY_OPTION_HELP.cache)
+    .option('--pretty', 'indent the verdict JSON')
+    .addHelpText(
+      'after',
+      `
+The record: {"id", "problem", "trace" | "steps": [...], "final_solution"?, "meta"?, "gold"?}
+(field names can be remapped with input.mapping in the config).
+A verdict whose jurors mostly failed is still printed, with "error" set; the exit code is 0.
+
+Example:
+  echo '{"id":"r1","problem":"2+2?","trace":"2+2=5.\\n\\nSo 5."}' | reasoning-jury judge --pretty`,
+    )
+    .action(async (opts: JuryOptions & { pretty?: boolean }) => {
+      const text = await readStdin();
+      const { config, runtime } = await setupJury(opts);
+      try {
+        const mapped = mapRecord(parseJsonInput(text, 'a trace record'), config.input.mapping);
+        if (!mapped.ok) throw new UsageError(`invalid record: ${mapped.error}`);
+        const prepared = prepareRecord(mapped.record, config);
+        if (!prepared.ok) throw new UsageError(`cannot judge record ${mapped.record.id}: ${prepared.error}`);
+        runtime.observe(mapped.record);
+        const verdict = await judgeRecord(runtime.jury, prepared.input);
+        writeJson(verdict, opts.pretty === true);
+        if (verdict.error) process.stderr.write(`reasoning-jury: no verdict could be formed: ${verdict.error}\n`);
+        else if (verdict.degraded) process.stderr.write(`reasoning-jury: verdict is degraded: ${verdict.degraded_reason}\n`);
+      } finally {
+        await runtime.close();
+      }
+    });
+}

@@ -1,0 +1,32 @@
+import type { JuryConfig } from '../../schemas/config.js';
+import { defaultConfig, loadConfigFile } from '../config/load.js';
+import { openRuntime, type Runtime } from '../runtime.js';
+
+export interface JuryOptions {
+  config?: string;
+  gold?: string;
+  auditLog?: string;
+  cache?: boolean;
+}
+
+/** Load the config (or the embedded default) and open the runtime; says on stderr what it uses. */
+export async function setupJury(opts: JuryOptions): Promise<{ config: JuryConfig; runtime: Runtime }> {
+  let config = opts.config ? loadConfigFile(opts.config) : defaultConfig();
+  if (opts.cache === false) config = { ...config, cache: { ...config.cache, enabled: false } };
+  const runtime = await openRuntime({ config, ...(opts.gold ? { goldFile: opts.gold } : {}), ...(opts.auditLog ? { auditLogPath: opts.auditLog } : {}) });
+  if (!opts.config) {
+    const url = runtime.simulators[0]?.url ?? '?';
+    process.stderr.write(`reasoning-jury: no --config given, using the embedded default jury: 3 simulated jurors + consolidation, served in-process at ${url} (not real models)\n`);
+  } else {
+    for (const s of runtime.simulators) process.stderr.write(`reasoning-jury: endpoint "${s.endpoint}" is the juror simulator, served in-process at ${s.url} (not a real model)\n`);
+  }
+  return { config, runtime };
+}
+
+/** Options every judging command shares. */
+export const JURY_OPTION_HELP = {
+  config: 'jury config (YAML or JSON); without it, 3 simulated jurors + consolidation run in-process',
+  gold: 'JSONL of labelled records that simulated endpoints grade against (labels in the input are used too)',
+  auditLog: 'append every model call to this JSONL audit log (overrides audit_log.path)',
+  cache: 'do not read or write the response cache',
+};

@@ -1,0 +1,162 @@
+/**
+ * The storage the shard committer writes to. Keys are '/'-separated paths relative to the
+ * store's root (the output folder, or an S3 bucket + prefix); a put is all-or-nothing, so a
+ * reader never sees half a file. The local store gets that from write-temp + fsync + rename;
+ * an S3 store gets it from PutObject for free.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+
+export interface ObjectStore {
+  /** Atomically create or replace `key` with `bytes`, durable once the promise resolves. */
+  putObject(key: string, bytes: Uint8Array): Promise<void>;
+  exists(key: string): Promise<boolean>;
+  /** Keys starting with `prefix` (plain string prefix, as in S3), sorted. */
+  list(prefix: string): Promise<string[]>;
+  /** The object's bytes, or null when there is none. */
+  get(key: string): Promise<Uint8Array | null>;
+  /** Human-readable location of a key (a path or URL) for logs and readers. */
+  locate(key: string): string;
+}
+
+/** Rejects keys that could escape the root or collide with temp files. */
+export function assertKey(key: string): void {
+  const segs = key.split('/');
+  const bad =
+    key.length === 0 ||
+    key.includes('\\') ||
+    key.includes('\0') ||
+    segs.some((s) => s === '' || s === '.' || s === '..') ||
+    basename(key).endsWith(TEMP_SUFFIX);
+  if (bad) throw new Error(`invalid object key: ${JSON.stringify(key)}`);
+}
+
+const TEMP_SUFFIX = '.rjtmp';
+// Leading '.' hides temp files from Spark, pyarrow.dataset and DuckDB globbing of the tree.
+const isTemp = (name: string) => name.startsWith('.') && name.endsWith(TEMP_SUFFIX);
+
+/** fsync a directory so a rename / new entry in it survives a crash. */
+async function fsyncDir(dir: string): Promise<void> {
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } catch (e) {
+    // Some filesystems refuse fsync on directories (EINVAL/EISDIR); the rename is still atomic.
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'EINVAL' && code !== 'EISDIR' && code !== 'EPERM') throw e;
+  } finally {
+    await fh.close();
+  }
+}
+
+export class LocalObjectStore implements ObjectStore {
+  readonly root: string;
+
+  constructor(root: string) {
+    this.root = resolve(root);
+  }
+
+  locate(key: string): string {
+    assertKey(key);
+    return join(this.root, ...key.split('/'));
+  }
+
+  async putObject(key: string, bytes: Uint8Array): Promise<void> {
+    const path = this.locate(key);
+    const dir = dirname(path);
+    const created = await mkdir(dir, { recursive: true });
+    // Same folder as the target: rename(2) is atomic only within one filesystem.
+    const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
+    const fh = await open(tmp, 'wx');
+    try {
+      await fh.writeFile(bytes);
+      await fh.sync();
+    } catch (e) {
+      await fh.close().catch(() => {});
+      await rm(tmp, { force: true });
+      throw e;
+    }
+    await fh.close();
+    try {
+      await rename(tmp, path);
+    } catch (e) {
+      await rm(tmp, { force: true });
+      throw e;
+    }
+    await fsyncDir(dir);
+    // New folders are entries in their parents: make those durable too.
+    if (created) {
+      for (let d = dir; d.length >= created.length && d !== dirname(d); d = dirname(d)) await fsyncDir(dirname(d));
+    }
+  }
+
+  async exists(key: string): Promise<boolean> {
+    try {
+      return (await stat(this.locate(key))).isFile();
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw e;
+    }
+  }
+
+  async get(key: string): Promise<Uint8Array | null> {
+    try {
+      const buf = await readFile(this.locate(key));
+      return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'EISDIR') return null;
+      throw e;
+    }
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    // Walk only the deepest folder the prefix names fully, then filter by string prefix.
+    const cut = prefix.lastIndexOf('/');
+    const base = cut < 0 ? '' : prefix.slice(0, cut);
+    if (base) assertKey(base);
+    const out: string[] = [];
+    const walk = async (rel: string): Promise<void> => {
+      let entries;
+      try {
+        entries = await readdir(rel ? join(this.root, ...rel.split('/')) : this.root, { withFileTypes: true });
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR') return;
+        throw e;
+      }
+      for (const ent of entries) {
+        const key = rel ? `${rel}/${ent.name}` : ent.name;
+        if (ent.isDirectory()) {
+          if (prefix.startsWith(`${key}/`) || key.startsWith(prefix) || `${key}/`.startsWith(prefix)) await walk(key);
+        } else if (ent.isFile() && !isTemp(ent.name) && key.startsWith(prefix)) {
+          out.push(key);
+        }
+      }
+    };
+    await walk(base);
+    return out.sort();
+  }
+}
+
+/** In-memory store for unit tests of code above the store. */
+export class MemoryObjectStore implements ObjectStore {
+  readonly objects = new Map<string, Uint8Array>();
+  locate(key: string): string {
+    assertKey(key);
+    return `memory:///${key}`;
+  }
+  async putObject(key: string, bytes: Uint8Array): Promise<void> {
+    assertKey(key);
+    this.objects.set(key, bytes.slice());
+  }
+  async exists(key: string): Promise<boolean> {
+    return this.objects.has(key);
+  }
+  async get(key: string): Promise<Uint8Array | null> {
+    return this.objects.get(key)?.slice() ?? null;
+  }
+  async list(prefix: string): Promise<string[]> {
+    return [...this.objects.keys()].filter((k) => k.startsWith(prefix)).sort();
+  }
+}

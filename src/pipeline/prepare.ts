@@ -1,0 +1,24 @@
+import type { JuryConfig } from '../../schemas/config.js';
+import type { TraceRecord } from '../../schemas/trace.js';
+import type { JudgeInput } from '../jury/judge.js';
+import { segmentRecord, SegmentationError } from '../segment.js';
+
+export type Prepared = { ok: true; input: JudgeInput } | { ok: false; error: string };
+
+/**
+ * A validated record -> what the jury reads: steps per the configured segmentation, with the
+ * step cap applied so one enormous trace becomes a dead letter rather than a huge prompt.
+ */
+export function prepareRecord(record: TraceRecord, config: Pick<JuryConfig, 'segmentation'>): Prepared {
+  let steps;
+  try {
+    steps = segmentRecord(record, config.segmentation.mode);
+  } catch (err) {
+    if (err instanceof SegmentationError) return { ok: false, error: `segmentation: ${err.message}` };
+    throw err;
+  }
+  if (steps.length > config.segmentation.max_steps) {
+    return { ok: false, error: `segmentation: ${steps.length} steps, over the limit of ${config.segmentation.max_steps} (segmentation.max_steps)` };
+  }
+  return { ok: true, input: { id: record.id, problem: record.problem, steps, final_solution: record.final_solution } };
+}
