@@ -114,8 +114,10 @@ export class SimEngine {
     const record = goldKey(problem ?? '', trace);
     const base = [this.profile.seed, req.model, req.seed ?? null, task.name, record, task.streamKey?.(blocks) ?? null];
 
-    // Fault stream: fixed draw order, whatever the outcome, so streams stay comparable.
-    const f = createRng(['fault', ...base, attempt]);
+    // Fault stream: fixed draw order, whatever the outcome, so streams stay comparable. The
+    // conversation length is part of it: a corrective re-ask (same blocks, more messages) is a
+    // fresh draw, as a real model's second try would be, not a replay of the broken reply.
+    const f = createRng(['fault', ...base, req.messages.length, attempt]);
     const uFault = f.next();
     const uFormat = f.next();
     const repairable = f.chance(model.malformed_repairable);
