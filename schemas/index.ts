@@ -3,3 +3,4 @@ export * from './trace.js';
 export * from './usage.js';
 export * from './verdict.js';
 export * from './config.js';
+export * from './outputs.js';

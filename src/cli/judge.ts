@@ -3,7 +3,7 @@ import { mapRecord } from '../pipeline/record-mapping.js';
 import { prepareRecord } from '../pipeline/prepare.js';
 import { judgeRecord } from '../jury/judge.js';
 import { parseJsonInput, readStdin, UsageError, writeJson } from './io.js';
-import { JURY_OPTION_HELP, setupJury, type JuryOptions } from './jury-setup.js';
+import { JURY_OPTION_HELP, loadJuryConfig, openJury, type JuryOptions } from './jury-setup.js';
 
 export function registerJudge(program: Command): void {
   program
@@ -26,12 +26,14 @@ Example:
     )
     .action(async (opts: JuryOptions & { pretty?: boolean }) => {
       const text = await readStdin();
-      const { config, runtime } = await setupJury(opts);
+      const config = loadJuryConfig(opts);
+      // Check the input before starting any simulator or connection.
+      const mapped = mapRecord(parseJsonInput(text, 'a trace record'), config.input.mapping);
+      if (!mapped.ok) throw new UsageError(`invalid record: ${mapped.error}`);
+      const prepared = prepareRecord(mapped.record, config);
+      if (!prepared.ok) throw new UsageError(`cannot judge record ${mapped.record.id}: ${prepared.error}`);
+      const runtime = await openJury(config, opts);
       try {
-        const mapped = mapRecord(parseJsonInput(text, 'a trace record'), config.input.mapping);
-        if (!mapped.ok) throw new UsageError(`invalid record: ${mapped.error}`);
-        const prepared = prepareRecord(mapped.record, config);
-        if (!prepared.ok) throw new UsageError(`cannot judge record ${mapped.record.id}: ${prepared.error}`);
         runtime.observe(mapped.record);
         const verdict = await judgeRecord(runtime.jury, prepared.input);
         writeJson(verdict, opts.pretty === true);

@@ -9,10 +9,14 @@ export interface JuryOptions {
   cache?: boolean;
 }
 
-/** Load the config (or the embedded default) and open the runtime; says on stderr what it uses. */
-export async function setupJury(opts: JuryOptions): Promise<{ config: JuryConfig; runtime: Runtime }> {
-  let config = opts.config ? loadConfigFile(opts.config) : defaultConfig();
-  if (opts.cache === false) config = { ...config, cache: { ...config.cache, enabled: false } };
+/** The config named by --config, or the embedded default, with command-line overrides applied. */
+export function loadJuryConfig(opts: JuryOptions): JuryConfig {
+  const config = opts.config ? loadConfigFile(opts.config) : defaultConfig();
+  return opts.cache === false ? { ...config, cache: { ...config.cache, enabled: false } } : config;
+}
+
+/** Open the runtime for a loaded config; says on stderr which simulators stand in for models. */
+export async function openJury(config: JuryConfig, opts: JuryOptions): Promise<Runtime> {
   const runtime = await openRuntime({ config, ...(opts.gold ? { goldFile: opts.gold } : {}), ...(opts.auditLog ? { auditLogPath: opts.auditLog } : {}) });
   if (!opts.config) {
     const url = runtime.simulators[0]?.url ?? '?';
@@ -20,7 +24,7 @@ export async function setupJury(opts: JuryOptions): Promise<{ config: JuryConfig
   } else {
     for (const s of runtime.simulators) process.stderr.write(`reasoning-jury: endpoint "${s.endpoint}" is the juror simulator, served in-process at ${s.url} (not a real model)\n`);
   }
-  return { config, runtime };
+  return runtime;
 }
 
 /** Options every judging command shares. */

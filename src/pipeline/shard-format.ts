@@ -45,7 +45,7 @@ export function parquetWasm(): ParquetWasm {
 export type ParquetCompression = 'zstd' | 'snappy' | 'none';
 
 export interface ParquetOptions {
-  /** Default 'zstd' (parquet-wasm uses ZSTD level 1: fast, ~snappy speed, better ratio). */
+  /** Default 'zstd' at arrow-rs's default level (parquet-wasm exposes no level setting). */
   compression?: ParquetCompression;
   /** Rows per row group. Default 128Ki: shards are a commit range, usually one row group. */
   rowGroupRows?: number;
@@ -63,8 +63,8 @@ export const DEFAULT_ROW_GROUP_ROWS = 128 * 1024;
 const CREATED_BY = 'reasoning-jury (parquet-wasm)';
 
 /**
- * Parquet bytes for a table. Writer version 1.0 data pages (the arrow-rs default) because
- * every reader we target, including older Spark and hyparquet, decodes them.
+ * Parquet bytes for a table. Writer version 1 (v1 data pages, pinned rather than left to the
+ * library default) because every reader we target, older Spark included, decodes them.
  */
 export function toParquet(table: Table, opts: ParquetOptions = {}): Uint8Array {
   const pw = parquetWasm();
@@ -74,6 +74,7 @@ export function toParquet(table: Table, opts: ParquetOptions = {}): Uint8Array {
     none: pw.Compression.UNCOMPRESSED,
   }[opts.compression ?? 'zstd'];
   let builder = new pw.WriterPropertiesBuilder()
+    .setWriterVersion(pw.WriterVersion.V1)
     .setCompression(codec)
     .setDictionaryEnabled(opts.dictionary ?? true)
     .setMaxRowGroupSize(opts.rowGroupRows ?? DEFAULT_ROW_GROUP_ROWS)
@@ -93,5 +94,3 @@ export function toParquet(table: Table, opts: ParquetOptions = {}): Uint8Array {
 export function toArrowIpc(table: Table): Uint8Array {
   return tableToIPC(table, 'file');
 }
-
-export const SHARD_EXTENSIONS = { parquet: 'parquet', arrow: 'arrow' } as const;

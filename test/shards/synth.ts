@@ -1,0 +1,155 @@
+/**
+ * Deterministic synthetic shard rows for the interop tests: nulls in every nullable column,
+ * empty lists, unicode from several planes and scripts, and a few very long strings.
+ */
+import { IMPACTS } from '../../schemas/defect.js';
+import { JURY_MODES, TERMINATION_REASONS } from '../../schemas/verdict.js';
+import {
+  FILTER_DECISIONS,
+  defectId,
+  truncateRaw,
+  type DeadLetterRow,
+  type DecisionRow,
+  type DefectRow,
+  type StepRow,
+  type VerdictRow,
+} from '../../schemas/outputs.js';
+import type { ShardRows } from '../../src/pipeline/shard-commit.js';
+
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const UNICODE = [
+  'plain ascii',
+  'naïve café — “quotes” ‘single’',
+  '数学推理的步骤 3 有误',
+  'خطأ في الخطوة الثانية', // RTL
+  '🧮 emoji 👩🏽‍🔬 ZWJ sequence 🏳️‍🌈',
+  'combining: e\u0301 a\u0308 \u200b zero-width',
+  'tabs\tand\nnewlines\r\nand "json" {braces} \\ backslash',
+  '𝔘𝔫𝔦𝔠𝔬𝔡𝔢 astral plane 𐍈',
+  '',
+];
+
+export function makeText(r: () => number, i: number): string {
+  if (i % 997 === 13) return 'LONG:' + 'x≈y '.repeat(30_000); // ~120 KB, spans data pages
+  return `${UNICODE[i % UNICODE.length]} #${i} ${Math.floor(r() * 1e6)}`;
+}
+
+const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+
+export function recordId(i: number): string {
+  return `rec-${String(i).padStart(6, '0')}${i % 50 === 7 ? '-ü' : ''}`;
+}
+
+export function verdictRows(n: number, seed = 1, source = 'kafka'): VerdictRow[] {
+  const r = rng(seed);
+  return Array.from({ length: n }, (_, i) => ({
+    record_id: recordId(i),
+    mode: pick(r, JURY_MODES),
+    jurors_total: 3,
+    jurors_ok: i % 11 === 0 ? 2 : 3,
+    n_steps: 1 + (i % 40),
+    n_defects: i % 5,
+    max_impact: i % 5 === 0 ? null : pick(r, IMPACTS),
+    confidence: Math.round(r() * 1e6) / 1e6,
+    termination_reason: pick(r, TERMINATION_REASONS),
+    rounds: i % 4,
+    degraded: i % 11 === 0,
+    degraded_reason: i % 11 === 0 ? 'juror j2 timed out' : null,
+    error: i % 101 === 0 ? makeText(r, i) : null,
+    // Above 2^31 for some rows: proves the column is a real int64.
+    tokens_in: i % 7 === 0 ? 3_000_000_000 + i : 1000 + i,
+    tokens_out: 200 + i,
+    cost_usd: r() / 10,
+    latency_ms: r() * 30_000,
+    prompt_hash: `p${i % 3}`,
+    config_hash: 'cfg-abc123',
+    source,
+    source_unit: `traces+${i % 4}`,
+    source_offset: Number.MAX_SAFE_INTEGER - 10_000 + i,
+    meta: i % 3 === 0 ? null : JSON.stringify({ dataset: 'gsm8k', idx: i, note: makeText(r, i) }),
+  }));
+}
+
+export function defectRows(n: number, seed = 2): DefectRow[] {
+  const r = rng(seed);
+  return Array.from({ length: n }, (_, i) => {
+    const rec = recordId(Math.floor(i / 3));
+    const voted = i % 4 !== 0;
+    return {
+      record_id: rec,
+      defect_id: defectId(rec, i % 3),
+      statement_refs: i % 9 === 0 ? [] : Array.from({ length: 1 + (i % 4) }, (_, k) => 1 + k * 3 + (i % 5)),
+      impact: pick(r, IMPACTS),
+      what_went_wrong: makeText(r, i),
+      evidence: makeText(r, i + 1),
+      correct_value: i % 2 === 0 ? null : `x = ${i}`,
+      vote_count: voted ? 1 + (i % 3) : null,
+      voters: voted ? ['j1', 'j2', 'j3 ✓'].slice(0, 1 + (i % 3)) : [],
+      category_id: null,
+      leaf_id: null,
+      taxonomy_status: null,
+    };
+  });
+}
+
+export function stepRows(n: number, seed = 3): StepRow[] {
+  const r = rng(seed);
+  return Array.from({ length: n }, (_, i) => {
+    const rec = recordId(Math.floor(i / 10));
+    const flagged = r() < 0.3;
+    return {
+      record_id: rec,
+      step_index: 1 + (i % 10),
+      max_impact: flagged ? pick(r, IMPACTS) : null,
+      label: flagged,
+      defect_ids: flagged ? [defectId(rec, 0), ...(i % 2 ? [defectId(rec, 1)] : [])] : [],
+    };
+  });
+}
+
+export function decisionRows(n: number, seed = 4): DecisionRow[] {
+  const r = rng(seed);
+  return Array.from({ length: n }, (_, i) => ({
+    record_id: recordId(i),
+    decision: pick(r, FILTER_DECISIONS),
+    reason: pick(r, ['fatal_step', 'clean', 'low_confidence', 'degraded']),
+    n_neutral: i % 3,
+    n_minor: i % 4,
+    n_major: i % 2,
+    n_fatal: i % 5 === 0 ? 1 : 0,
+    fatal_step_rate: i % 5 === 0 ? 0.1 : 0,
+    flagged_step_rate: Math.round(r() * 1000) / 1000,
+  }));
+}
+
+export function deadLetterRows(n: number, seed = 5, source = 'kafka'): DeadLetterRow[] {
+  const r = rng(seed);
+  return Array.from({ length: n }, (_, i) => ({
+    source,
+    source_unit: `traces+${i % 4}`,
+    source_offset: 10 * i,
+    error: i % 2 ? 'record has neither a non-empty trace nor non-empty steps' : 'invalid JSON',
+    ...truncateRaw(i % 13 === 0 ? '{"id":"' + '🧮'.repeat(40_000) + '"' : `{"id": ${i}, "x": "${makeText(r, i)}"`, 65_536),
+  }));
+}
+
+/** A few thousand rows per table (the brief's interop size). */
+export function allTables(scale = 1, source = 'kafka'): Required<ShardRows> {
+  return {
+    verdicts: verdictRows(2000 * scale, 1, source),
+    defects: defectRows(3000 * scale),
+    steps: stepRows(4000 * scale),
+    decisions: decisionRows(2000 * scale),
+    dead_letters: deadLetterRows(300 * scale, 5, source),
+  };
+}
