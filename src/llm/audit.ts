@@ -43,12 +43,14 @@ export interface AuditEntry {
 }
 
 export interface AuditLog {
+  /** false for the null log: callers skip building entries (prompt hashing is not free). */
+  readonly enabled: boolean;
   write(entry: AuditEntry): Promise<void>;
   /** Flushes and closes; rethrows the first write failure so a broken audit trail is not silent. */
   close(): Promise<void>;
 }
 
-export const nullAuditLog: AuditLog = { write: async () => undefined, close: async () => undefined };
+export const nullAuditLog: AuditLog = { enabled: false, write: async () => undefined, close: async () => undefined };
 
 export function createAuditLog(path: string | null, redactor: Redactor): AuditLog {
   if (path === null) return nullAuditLog;
@@ -57,6 +59,7 @@ export function createAuditLog(path: string | null, redactor: Redactor): AuditLo
   let failure: unknown = null;
   const file = () => (handle ??= mkdir(dirname(path), { recursive: true }).then(() => open(path, 'a')));
   return {
+    enabled: true,
     write(entry) {
       const line = `${JSON.stringify(redactor.deep(entry))}\n`;
       // One writer, one queue: concurrent calls never interleave bytes within a line.

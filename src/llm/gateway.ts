@@ -7,6 +7,7 @@
  * Every logical call, ok or failed, lands in the ledger once; every HTTP attempt and every cache
  * hit gets an audit line. Secrets are redacted from replies, errors and the audit log.
  */
+import { setMaxListeners } from 'node:events';
 import type { PriceConfig } from '../../schemas/config.js';
 import type { CallUsage } from '../../schemas/usage.js';
 import { createAuditLog, type AuditEntry, type AuditLog } from './audit.js';
@@ -85,6 +86,8 @@ export function createGateway(opts: GatewayOptions): Gateway {
   const runtimes = new Map<string, EndpointRuntime>();
   // close() aborts whatever is still queued or in flight, so no caller waits forever.
   const shutdown = new AbortController();
+  // Every in-flight call listens on it (and stops listening when done), so many listeners are normal.
+  setMaxListeners(0, shutdown.signal);
   let closed = false;
 
   // Built lazily: an endpoint nobody calls needs no pool and no valid base_url.
@@ -158,7 +161,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
     validate: Validate | null,
     signal: AbortSignal,
   ): Promise<{ resp: ChatResponse; error: string | null }> {
-    const promptHash = hashMessages(req.messages);
+    const promptHash = audit.enabled ? hashMessages(req.messages) : '';
     return withRetry(
       async (retry) => {
         st.attempts += 1;
@@ -228,7 +231,8 @@ export function createGateway(opts: GatewayOptions): Gateway {
     if (closed) throw new Error('gateway is closed');
     const rt = runtimeFor(seat.endpoint);
     const req = requestFor(seat, messages);
-    const key = cacheKey({ base_url: cacheIdentity(rt), request: req, sample_index: ctx.sample_index, kind });
+    // Canonical JSON + sha256 of the prompt is a large share of per-call CPU: only when caching.
+    const key = cache.enabled ? cacheKey({ base_url: cacheIdentity(rt), request: req, sample_index: ctx.sample_index, kind }) : '';
     const asValue = (content: string) => (parse ? parse(content) : { ok: true as const, value: content as T });
 
     const hit = await cache.get(key);

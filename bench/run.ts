@@ -1,0 +1,22 @@
+import { benchCpu } from './cpu.js';
+import { machine } from './common.js';
+import { benchSegmentation } from './segment.js';
+import { benchThroughput } from './throughput.js';
+
+/** `npm run bench [-- name...]`: prints Markdown tables for docs/benchmarks.md. */
+const BENCHES: Record<string, () => Promise<string> | string> = {
+  segment: benchSegmentation,
+  cpu: () => benchCpu(),
+  throughput: () => benchThroughput(800),
+};
+
+const wanted = process.argv.slice(2);
+const unknown = wanted.filter((w) => !(w in BENCHES));
+if (unknown.length) {
+  process.stderr.write(`unknown benchmark(s): ${unknown.join(', ')}; known: ${Object.keys(BENCHES).join(', ')}\n`);
+  process.exit(2);
+}
+process.stdout.write(`<!-- ${machine()}, ${new Date().toISOString().slice(0, 10)} -->\n\n`);
+for (const name of wanted.length ? wanted : Object.keys(BENCHES)) {
+  process.stdout.write(`### ${name}\n\n${await BENCHES[name]!()}\n\n`);
+}
