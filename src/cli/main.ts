@@ -7,6 +7,7 @@ import { packageRoot } from '../paths.js';
 import { SegmentationError } from '../segment.js';
 import { UsageError } from './io.js';
 import { registerJudge } from './judge.js';
+import { registerRun } from './run.js';
 import { registerSegment } from './segment.js';
 import { registerSimulate } from './simulate.js';
 
@@ -18,6 +19,7 @@ const program = new Command()
   .version(version)
   .showHelpAfterError('(add --help for usage)');
 
+registerRun(program);
 registerJudge(program);
 registerSegment(program);
 registerSimulate(program);

@@ -1,0 +1,55 @@
+import cliProgress from 'cli-progress';
+import type { StageCounters } from '../pipeline/stage.js';
+
+/** How progress is shown: a bar on a terminal, a plain line every few seconds otherwise. */
+export interface ProgressView {
+  update(c: StageCounters): void;
+  stop(c: StageCounters): void;
+}
+
+const compact = (n: number) => (n >= 1e6 ? `${(n / 1e6).toFixed(1)}M` : n >= 1e3 ? `${(n / 1e3).toFixed(1)}k` : String(n));
+const done = (c: StageCounters) => c.judged + c.dead_letters;
+
+export function createProgress(mode: 'auto' | 'bar' | 'log' | 'none', total: number | undefined, stream: NodeJS.WriteStream = process.stderr): ProgressView {
+  const resolved = mode === 'auto' ? (stream.isTTY ? 'bar' : 'log') : mode;
+  const t0 = Date.now();
+  const rate = (c: StageCounters) => done(c) / Math.max(0.001, (Date.now() - t0) / 1000);
+  if (resolved === 'none') return { update() {}, stop() {} };
+  if (resolved === 'log') {
+    let last = 0;
+    const line = (c: StageCounters) =>
+      stream.write(
+        `[run] ${done(c)}${total ? `/${total}` : ''} done (${c.clean} clean, ${c.degraded} degraded, ${c.no_verdict} no verdict, ${c.dead_letters} dead letters), ` +
+          `${c.in_flight} in flight, ${c.ranges_committed} ranges committed, ${rate(c).toFixed(1)} rec/s, ${compact(c.tokens_in + c.tokens_out)} tokens, $${c.cost_usd.toFixed(4)}\n`,
+      );
+    return {
+      update(c) {
+        if (Date.now() - last >= 5000) {
+          last = Date.now();
+          line(c);
+        }
+      },
+      stop: line,
+    };
+  }
+  const bar = new cliProgress.SingleBar(
+    {
+      stream,
+      format: total
+        ? ' {bar} {percentage}% | {value}/{total} | {rate} rec/s | {inflight} in flight | {tokens} tok | ${cost} | ETA {eta_formatted}'
+        : ' {value} records | {rate} rec/s | {inflight} in flight | {tokens} tok | ${cost}',
+      hideCursor: true,
+      etaBuffer: 200,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  const payload = (c: StageCounters) => ({ rate: rate(c).toFixed(1), inflight: c.in_flight, tokens: compact(c.tokens_in + c.tokens_out), cost: c.cost_usd.toFixed(4) });
+  bar.start(total ?? 0, 0, payload({ in_flight: 0, tokens_in: 0, tokens_out: 0, cost_usd: 0 } as StageCounters));
+  return {
+    update: (c) => bar.update(done(c), payload(c)),
+    stop: (c) => {
+      bar.update(done(c), payload(c));
+      bar.stop();
+    },
+  };
+}

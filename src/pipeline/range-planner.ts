@@ -1,0 +1,104 @@
+/**
+ * Splits each source unit (file, object, partition) into consecutive ranges of positions, the
+ * unit of commit. Boundaries depend only on the input (record count and input size in offset
+ * order), so a restarted run rebuilds exactly the ranges it did not commit, under the same
+ * names. A range already committed (known by its first offset) is skipped whole.
+ */
+
+export interface RangeLimits {
+  /** close a range after this many items */
+  maxRecords: number;
+  /** ... or once its items' input size reaches this many characters */
+  maxChars: number;
+  /**
+   * Units arrive one after another (files): seeing a new unit closes the previous one. Kafka
+   * partitions interleave, so their ranges close by size, on revocation or at the end.
+   */
+  sequentialUnits?: boolean;
+}
+
+export interface PlannedRange {
+  id: number;
+  unit: string;
+  unitToken: string;
+  firstOffset: number;
+  lastOffset: number;
+  items: number;
+  chars: number;
+  closed: boolean;
+}
+
+/** unit token -> first offset -> last offset, from commit manifests */
+export type CommittedRanges = Map<string, Map<number, number>>;
+
+interface UnitState {
+  open: PlannedRange | null;
+  /** inside a committed range: skip items up to this offset */
+  skipUntil: number;
+}
+
+export type Assignment = { skip: true } | { skip: false; range: PlannedRange };
+
+export class RangePlanner {
+  private nextId = 0;
+  private readonly units = new Map<string, UnitState>();
+  private lastUnit: string | null = null;
+
+  constructor(
+    private readonly limits: RangeLimits,
+    private readonly committed: CommittedRanges = new Map(),
+    private readonly onClose: (r: PlannedRange) => void = () => undefined,
+  ) {
+    if (limits.maxRecords < 1 || limits.maxChars < 1) throw new Error('range limits must be positive');
+  }
+
+  assign(unit: string, unitToken: string, offset: number, chars: number): Assignment {
+    // Files are read one after another: a new unit means the previous one has ended.
+    if (this.limits.sequentialUnits !== false && this.lastUnit !== null && this.lastUnit !== unitToken) this.closeUnit(this.lastUnit);
+    this.lastUnit = unitToken;
+    let st = this.units.get(unitToken);
+    if (!st) this.units.set(unitToken, (st = { open: null, skipUntil: -1 }));
+    if (offset <= st.skipUntil) return { skip: true };
+    if (!st.open) {
+      const doneUntil = this.committed.get(unitToken)?.get(offset);
+      if (doneUntil !== undefined) {
+        st.skipUntil = doneUntil;
+        return { skip: true };
+      }
+      st.open = { id: this.nextId++, unit, unitToken, firstOffset: offset, lastOffset: offset, items: 0, chars: 0, closed: false };
+    }
+    const r = st.open;
+    r.lastOffset = offset;
+    r.items += 1;
+    r.chars += chars;
+    if (r.items >= this.limits.maxRecords || r.chars >= this.limits.maxChars) this.close(st);
+    return { skip: false, range: r };
+  }
+
+  private close(st: UnitState): void {
+    const r = st.open;
+    if (!r) return;
+    st.open = null;
+    r.closed = true;
+    this.onClose(r);
+  }
+
+  private closeUnit(token: string): void {
+    const st = this.units.get(token);
+    if (st) this.close(st);
+    // Units are not revisited by file sources; drop their state so memory stays flat.
+    this.units.delete(token);
+  }
+
+  /** A unit ends early (a Kafka partition revoked): close its open range. */
+  closeUnitNow(token: string): void {
+    this.closeUnit(token);
+    if (this.lastUnit === token) this.lastUnit = null;
+  }
+
+  /** End of input: close whatever is open. */
+  closeAll(): void {
+    for (const token of [...this.units.keys()]) this.closeUnit(token);
+    this.lastUnit = null;
+  }
+}
