@@ -1,4 +1,5 @@
 import { benchCpu } from './cpu.js';
+import { benchMemory } from './memory.js';
 import { machine } from './common.js';
 import { benchSegmentation } from './segment.js';
 import { benchThroughput } from './throughput.js';
@@ -8,6 +9,7 @@ const BENCHES: Record<string, () => Promise<string> | string> = {
   segment: benchSegmentation,
   cpu: () => benchCpu(),
   throughput: () => benchThroughput(800),
+  memory: () => benchMemory(),
 };
 
 const wanted = process.argv.slice(2);

@@ -1,15 +1,13 @@
 import type { Command } from 'commander';
-import { join, resolve } from 'node:path';
-import { openFileSource } from '../../connectors/file/index.js';
+import { resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import type { ShardFormat } from '../../schemas/outputs.js';
-import { LocalObjectStore } from '../pipeline/object-store.js';
-import type { CommittedRanges } from '../pipeline/range-planner.js';
-import { listCommitted, ShardCommitter } from '../pipeline/shard-commit.js';
-import { runStage, type StageCounters } from '../pipeline/stage.js';
-import { packageRoot } from '../paths.js';
+import type { StageCounters } from '../pipeline/stage.js';
 import { UsageError } from './io.js';
-import { JURY_OPTION_HELP, loadJuryConfig, openJury, type JuryOptions } from './jury-setup.js';
-import { createProgress } from './progress.js';
+import { JURY_OPTION_HELP, type JuryOptions } from './jury-setup.js';
+import { createProgress, type ProgressView } from './progress.js';
+import type { RunJobOptions } from './run-job.js';
+import type { WorkerMessage } from './run-worker.js';
 
 interface RunOptions extends JuryOptions {
   input?: string;
@@ -20,6 +18,7 @@ interface RunOptions extends JuryOptions {
   rangeMb: string;
   resume: boolean;
   progress: string;
+  maxHeapMb: string;
 }
 
 const positiveInt = (v: string, flag: string): number => {
@@ -27,20 +26,6 @@ const positiveInt = (v: string, flag: string): number => {
   if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag} must be a positive integer (got "${v}")`);
   return n;
 };
-
-/** Ranges already committed in the output, by unit token -> first offset -> last offset. */
-async function committedRanges(committer: ShardCommitter): Promise<{ ranges: CommittedRanges; records: number }> {
-  const ranges: CommittedRanges = new Map();
-  let records = 0;
-  for (const m of await listCommitted(committer.store)) {
-    const e = m.extra as { unit_token?: string; first_offset?: number; last_offset?: number; records?: number } | undefined;
-    if (!e?.unit_token || e.first_offset === undefined || e.last_offset === undefined) continue;
-    if (!ranges.has(e.unit_token)) ranges.set(e.unit_token, new Map());
-    ranges.get(e.unit_token)!.set(e.first_offset, e.last_offset);
-    records += e.records ?? 0;
-  }
-  return { ranges, records };
-}
 
 function summaryText(c: StageCounters, out: string, seconds: number): string {
   const rows = [
@@ -73,6 +58,7 @@ export function registerRun(program: Command): void {
     .option('--range-mb <n>', 'input megabytes per committed range', '64')
     .option('--no-resume', 'refuse to start if the output already has committed ranges (default: skip them)')
     .option('--progress <mode>', 'auto | bar | log | none', 'auto')
+    .option('--max-heap-mb <mb>', 'heap limit of the judging thread; keeps memory flat on long runs (0 = V8 default)', '1024')
     .option('--gold <file>', JURY_OPTION_HELP.gold)
     .option('--audit-log <file>', JURY_OPTION_HELP.auditLog)
     .option('--no-cache', JURY_OPTION_HELP.cache)
@@ -91,54 +77,61 @@ Examples:
     .action(async (opts: RunOptions) => {
       if (!['parquet', 'arrow', 'both'].includes(opts.format)) throw new UsageError(`--format must be parquet, arrow or both (got "${opts.format}")`);
       if (!['auto', 'bar', 'log', 'none'].includes(opts.progress)) throw new UsageError(`--progress must be auto, bar, log or none (got "${opts.progress}")`);
-      const concurrency = positiveInt(opts.concurrency, '--concurrency');
-      const maxRecords = positiveInt(opts.rangeRecords, '--range-records');
-      const maxChars = positiveInt(opts.rangeMb, '--range-mb') * 1024 * 1024;
-      const config = loadJuryConfig(opts);
-      const input = opts.input ?? join(packageRoot(), 'examples', 'traces');
-      if (!opts.input) process.stderr.write(`reasoning-jury: no --input given, reading the bundled examples in ${input}\n`);
-      const out = resolve(opts.out);
-      const formats: ShardFormat[] = opts.format === 'both' ? ['parquet', 'arrow'] : [opts.format as ShardFormat];
-      const committer = new ShardCommitter(new LocalObjectStore(out), { formats });
-      const done = await committedRanges(committer);
-      if (!opts.resume && done.ranges.size > 0) throw new UsageError(`${out} already holds committed ranges; use another --out, or drop --no-resume to continue where it stopped`);
-      const source = await openFileSource(input).catch((err: Error) => {
-        throw new UsageError(err.message);
-      });
-      const runtime = await openJury(config, opts);
-      const stop = new AbortController();
-      const onSignal = () => {
-        if (stop.signal.aborted) process.exit(130);
-        process.stderr.write('\nreasoning-jury: stopping: no new records; finishing and committing those in flight (again to abort)\n');
-        stop.abort();
+      const maxHeapMb = Number(opts.maxHeapMb);
+      if (!Number.isInteger(maxHeapMb) || maxHeapMb < 0) throw new UsageError(`--max-heap-mb must be a whole number of megabytes (got "${opts.maxHeapMb}")`);
+      const job: RunJobOptions = {
+        ...(opts.config ? { config: opts.config } : {}),
+        ...(opts.gold ? { gold: opts.gold } : {}),
+        ...(opts.auditLog ? { auditLog: opts.auditLog } : {}),
+        cache: opts.cache,
+        ...(opts.input ? { input: opts.input } : {}),
+        out: opts.out,
+        formats: opts.format === 'both' ? ['parquet', 'arrow'] : [opts.format as ShardFormat],
+        concurrency: positiveInt(opts.concurrency, '--concurrency'),
+        maxRecords: positiveInt(opts.rangeRecords, '--range-records'),
+        maxChars: positiveInt(opts.rangeMb, '--range-mb') * 1024 * 1024,
+        resume: opts.resume,
       };
-      process.on('SIGINT', onSignal);
-      process.on('SIGTERM', onSignal);
-      const hint = await source.sizeHint?.().catch(() => ({}));
-      const total = hint && 'totalRows' in hint && hint.totalRows !== undefined ? Math.max(0, hint.totalRows - done.records) : undefined;
-      const progress = createProgress(opts.progress as 'auto', total);
       const t0 = Date.now();
-      let counters: StageCounters | undefined;
-      try {
-        counters = await runStage({
-          source,
-          runtime,
-          config,
-          committer,
-          committed: done.ranges,
-          concurrency,
-          range: { maxRecords, maxChars, sequentialUnits: true },
-          onProgress: (c) => progress.update(c),
-          signal: stop.signal,
+      const worker = new Worker(new URL('./run-worker.js', import.meta.url), {
+        workerData: job,
+        ...(maxHeapMb > 0 ? { resourceLimits: { maxOldGenerationSizeMb: maxHeapMb } } : {}),
+      });
+      let progress: ProgressView | null = null;
+      let finished: { counters: StageCounters; stopped: boolean } | null = null;
+      let failure: { usage: boolean; message: string } | null = null;
+      const onSignal = () => {
+        if (finished === null && failure === null) {
+          process.stderr.write('\nreasoning-jury: stopping: no new records; finishing and committing those in flight (again to abort)\n');
+          worker.postMessage({ type: 'stop' });
+        }
+        process.once('SIGINT', () => process.exit(130));
+      };
+      process.once('SIGINT', onSignal);
+      process.once('SIGTERM', onSignal);
+      worker.on('message', (m: WorkerMessage) => {
+        if (m.type === 'total') progress = createProgress(opts.progress as 'auto', m.total);
+        else if (m.type === 'progress') progress?.update(m.counters);
+        else if (m.type === 'done') finished = { counters: m.counters, stopped: m.stopped };
+        else failure = { usage: m.usage, message: m.message };
+      });
+      const exitCode = await new Promise<number>((resolve) => {
+        worker.on('error', (err) => {
+          failure ??= { usage: false, message: err.stack ?? String(err) };
         });
-        progress.stop(counters);
-      } finally {
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
-        await source.close();
-        await runtime.close();
+        worker.on('exit', resolve);
+      });
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      const f = failure as { usage: boolean; message: string } | null;
+      if (f) {
+        if (f.usage) throw new UsageError(f.message);
+        throw new Error(f.message);
       }
-      process.stdout.write(`${summaryText(counters, out, (Date.now() - t0) / 1000)}\n`);
-      if (stop.signal.aborted) process.stdout.write('stopped early: run the same command again to continue\n');
+      const done = finished as { counters: StageCounters; stopped: boolean } | null;
+      if (!done) throw new Error(`the judging thread exited with code ${exitCode} before finishing (out of memory? raise --max-heap-mb)`);
+      (progress as ProgressView | null)?.stop(done.counters);
+      process.stdout.write(`${summaryText(done.counters, resolve(opts.out), (Date.now() - t0) / 1000)}\n`);
+      if (done.stopped) process.stdout.write('stopped early: run the same command again to continue\n');
     });
 }

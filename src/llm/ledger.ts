@@ -4,6 +4,7 @@
  */
 import type { PriceConfig } from '../../schemas/config.js';
 import type { CallUsage } from '../../schemas/usage.js';
+import { RecentMap } from '../recent.js';
 
 export type PriceTable = Record<string, PriceConfig>;
 
@@ -77,7 +78,9 @@ export class Ledger {
   private readonly models = new Map<string, Totals>();
   private readonly participants = new Map<string, Totals>();
   private readonly endpoints = new Map<string, Totals>();
-  private readonly recordIds = new Set<string>();
+  // Distinct records: a count plus a bounded recent set (a record's calls come close together).
+  private readonly recentRecords = new RecentMap<true>(10_000);
+  private recordCount = 0;
   private readonly unpriced = new Set<string>();
 
   constructor(private readonly prices: PriceTable = {}) {}
@@ -97,7 +100,10 @@ export class Ledger {
     bump(this.models, usage.model, usage, cached);
     bump(this.participants, usage.participant, usage, cached);
     bump(this.endpoints, usage.endpoint, usage, cached);
-    this.recordIds.add(recordId);
+    if (!this.recentRecords.has(recordId)) {
+      this.recentRecords.set(recordId, true);
+      this.recordCount += 1;
+    }
     if (!this.isPriced(usage.model)) this.unpriced.add(usage.model);
   }
 
@@ -109,8 +115,8 @@ export class Ledger {
       by_model: copy(this.models),
       by_participant: copy(this.participants),
       by_endpoint: copy(this.endpoints),
-      records: this.recordIds.size,
-      cost_per_record_mean: this.recordIds.size === 0 ? 0 : this.total.cost_usd / this.recordIds.size,
+      records: this.recordCount,
+      cost_per_record_mean: this.recordCount === 0 ? 0 : this.total.cost_usd / this.recordCount,
       calls_made: this.total.calls - this.total.cached,
       calls_cached: this.total.cached,
       unpriced_models: [...this.unpriced].sort(),

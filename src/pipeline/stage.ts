@@ -202,7 +202,7 @@ export async function runStage(opts: StageOptions): Promise<StageCounters> {
       }
     });
     // Keep the judging queue short: records wait in the source, not in memory.
-    await judges.onSizeLessThan(opts.concurrency);
+    if (judges.size > 0) await judges.onSizeLessThan(1);
   }
   planner.closeAll();
   await judges.onIdle();

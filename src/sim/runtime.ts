@@ -1,6 +1,7 @@
 import type { ChatRequest } from '../llm/types.js';
 import { requestKey } from './engine.js';
 import type { OutputFormat } from './text.js';
+import { RecentMap } from '../recent.js';
 
 /** Bookkeeping shared by the HTTP server and the in-process provider. */
 
@@ -38,7 +39,8 @@ function bump<K extends string>(rec: Partial<Record<K, number>>, key: K, by = 1)
 }
 
 export class SimRuntime {
-  private readonly attempts = new Map<string, number>();
+  // Bounded: retries of one request come within seconds, a long demo must not grow forever.
+  private readonly attempts = new RecentMap<number>(20_000);
   private readonly inFlight = new Map<string, number>();
   private readonly s: SimStatsSnapshot = { requests: {}, formats: {}, tasks: {}, max_in_flight: {}, in_flight: {}, authorization: { present: 0, absent: 0 }, total: 0 };
 

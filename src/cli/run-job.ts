@@ -1,0 +1,78 @@
+import { join, resolve } from 'node:path';
+import { openFileSource } from '../../connectors/file/index.js';
+import type { ShardFormat } from '../../schemas/outputs.js';
+import { LocalObjectStore } from '../pipeline/object-store.js';
+import type { CommittedRanges } from '../pipeline/range-planner.js';
+import { listCommitted, ShardCommitter } from '../pipeline/shard-commit.js';
+import { runStage, type StageCounters } from '../pipeline/stage.js';
+import { packageRoot } from '../paths.js';
+import { UsageError } from './io.js';
+import { loadJuryConfig, openJury, type JuryOptions } from './jury-setup.js';
+
+/** Options of `run` after the command line is parsed and checked (plain data: crosses to a worker). */
+export interface RunJobOptions extends JuryOptions {
+  input?: string;
+  out: string;
+  formats: ShardFormat[];
+  concurrency: number;
+  maxRecords: number;
+  maxChars: number;
+  resume: boolean;
+}
+
+export interface RunJobHooks {
+  /** total records expected (for the ETA), once known */
+  onTotal(total: number | undefined): void;
+  onProgress(c: StageCounters): void;
+  signal: AbortSignal;
+}
+
+/** Ranges already committed in the output, by unit token -> first offset -> last offset. */
+async function committedRanges(committer: ShardCommitter): Promise<{ ranges: CommittedRanges; records: number }> {
+  const ranges: CommittedRanges = new Map();
+  let records = 0;
+  for (const m of await listCommitted(committer.store)) {
+    const e = m.extra as { unit_token?: string; first_offset?: number; last_offset?: number; records?: number } | undefined;
+    if (!e?.unit_token || e.first_offset === undefined || e.last_offset === undefined) continue;
+    if (!ranges.has(e.unit_token)) ranges.set(e.unit_token, new Map());
+    ranges.get(e.unit_token)!.set(e.first_offset, e.last_offset);
+    records += e.records ?? 0;
+  }
+  return { ranges, records };
+}
+
+/** The main job: files in, shards out, resuming from what is already committed. */
+export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<StageCounters> {
+  const config = loadJuryConfig(opts);
+  const input = opts.input ?? join(packageRoot(), 'examples', 'traces');
+  if (!opts.input) process.stderr.write(`reasoning-jury: no --input given, reading the bundled examples in ${input}\n`);
+  const out = resolve(opts.out);
+  const committer = new ShardCommitter(new LocalObjectStore(out), { formats: opts.formats });
+  const done = await committedRanges(committer);
+  if (!opts.resume && done.ranges.size > 0) throw new UsageError(`${out} already holds committed ranges; use another --out, or drop --no-resume to continue where it stopped`);
+  const source = await openFileSource(input).catch((err: Error) => {
+    throw new UsageError(err.message);
+  });
+  try {
+    const runtime = await openJury(config, opts);
+    try {
+      const hint = await source.sizeHint?.().catch(() => undefined);
+      hooks.onTotal(hint?.totalRows !== undefined ? Math.max(0, hint.totalRows - done.records) : undefined);
+      return await runStage({
+        source,
+        runtime,
+        config,
+        committer,
+        committed: done.ranges,
+        concurrency: opts.concurrency,
+        range: { maxRecords: opts.maxRecords, maxChars: opts.maxChars, sequentialUnits: true },
+        onProgress: hooks.onProgress,
+        signal: hooks.signal,
+      });
+    } finally {
+      await runtime.close();
+    }
+  } finally {
+    await source.close();
+  }
+}
