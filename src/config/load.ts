@@ -58,6 +58,9 @@ export function defaultConfigInput(): JuryConfigInput {
     consolidator: { id: 'consolidator', endpoint: 'sim', model: 'sim-consolidator' },
     mode: 'consolidation',
     cache: { enabled: false, dir: '.cache/responses' },
+    // Illustrative: simulated seats priced like gpt-oss-120b (the paper's list price, §4.8) so
+    // the cost columns and the ledger show realistic magnitudes in the demo.
+    prices: Object.fromEntries(['sim-juror-a', 'sim-juror-b', 'sim-juror-c', 'sim-consolidator'].map((m) => [m, { input_per_mtok: 0.15, output_per_mtok: 0.62 }])),
   };
 }
 

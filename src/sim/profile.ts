@@ -55,6 +55,8 @@ const modelShape = {
   fp_severity_mix: SeverityMix.optional(),
   /** probability that two flagged neighbouring steps are reported as one defect citing both */
   adjacent_rate: prob,
+  /** probability that a finding also cites a step past the end of the trace (models do) */
+  rate_bad_ref: prob,
   latency_ms: Latency,
   /** in-flight requests per model above which the server answers 429; unlimited when absent */
   max_concurrency: z.int().positive().optional(),
@@ -108,6 +110,7 @@ export const BASE_MODEL: ModelProfile = {
   false_positive_rate: 0.03,
   severity_mix: { neutral: 0.02, minor: 0.13, major: 0.5, fatal: 0.35 },
   adjacent_rate: 0.2,
+  rate_bad_ref: 0,
   latency_ms: 0,
   retry_after_ms: 100,
   rate_429: 0,

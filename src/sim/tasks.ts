@@ -100,7 +100,10 @@ export const phase1Task: SimTask = {
         if (IMPACT_RANK[next.impact] > IMPACT_RANK[impact]) impact = next.impact;
         i++;
       }
-      negatives.push(modelDefect(rng, model, steps, refs, impact));
+      const finding = modelDefect(rng, model, steps, refs, impact);
+      // A ref beyond the trace: the pipeline must drop and count it, never store it.
+      if (rng.chance(model.rate_bad_ref)) (finding.statement_refs as string[]).push(stepId(steps.length + 1 + rng.int(0, 3)));
+      negatives.push(finding);
       notes.push(`[STEP-${refs[0]}] looks wrong to me (${impact}).`);
     }
     return { kind: 'json', value: { negatives }, notes };
