@@ -2,7 +2,7 @@ import PQueue from 'p-queue';
 import type { JuryConfigInput } from '../../schemas/config.js';
 import type { TraceRecord } from '../../schemas/trace.js';
 import type { Verdict } from '../../schemas/verdict.js';
-import { parseConfig } from '../../src/config/load.js';
+import { defaultConfigInput, parseConfig } from '../../src/config/load.js';
 import { judgeRecord } from '../../src/jury/judge.js';
 import { prepareRecord } from '../../src/pipeline/prepare.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
@@ -11,12 +11,9 @@ import { openRuntime, type Runtime } from '../../src/runtime.js';
 export function juryOn(baseUrl: string, over: Partial<JuryConfigInput> = {}, endpoint: Record<string, unknown> = {}): JuryConfigInput {
   return {
     endpoints: { sim: { base_url: baseUrl, max_concurrency: 8, timeout_ms: 5_000, backoff_base_ms: 10, backoff_max_ms: 200, ...endpoint } },
-    jurors: [
-      { id: 'jury-0', endpoint: 'sim', model: 'sim-juror-a' },
-      { id: 'jury-1', endpoint: 'sim', model: 'sim-juror-b' },
-      { id: 'jury-2', endpoint: 'sim', model: 'sim-juror-c' },
-    ],
-    consolidator: { id: 'consolidator', endpoint: 'sim', model: 'sim-consolidator' },
+    // The embedded default's seats (3 jurors + consolidator), all on the endpoint `sim`.
+    jurors: defaultConfigInput().jurors,
+    consolidator: defaultConfigInput().consolidator!,
     mode: 'consolidation',
     cache: { enabled: false, dir: '.cache/unused' },
     prices: { 'sim-juror-a': { input_per_mtok: 0.15, output_per_mtok: 0.6 }, 'sim-consolidator': { input_per_mtok: 1, output_per_mtok: 4 } },
