@@ -14,6 +14,8 @@ export interface SourceOkItem {
   ok: true;
   /** The parsed row: a plain object (JSON object or Parquet row). */
   raw: unknown;
+  /** Connector facts about the row (Kafka topic/offset/headers), merged into record.meta. */
+  meta?: Record<string, unknown>;
 }
 
 export interface SourceDeadItem {
