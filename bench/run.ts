@@ -1,6 +1,10 @@
 import { benchCpu } from './cpu.js';
+import { benchDeliberation } from './deliberation.js';
 import { benchMemory } from './memory.js';
 import { machine } from './common.js';
+import { benchEvalLadder } from './eval-ladder.js';
+import { benchKafka } from './kafka.js';
+import { benchLocal } from './local.js';
 import { benchSegmentation } from './segment.js';
 import { benchThroughput } from './throughput.js';
 
@@ -10,6 +14,10 @@ const BENCHES: Record<string, () => Promise<string> | string> = {
   cpu: () => benchCpu(),
   throughput: () => benchThroughput(800),
   memory: () => benchMemory(),
+  'eval-ladder': () => benchEvalLadder(),
+  local: () => benchLocal(),
+  deliberation: () => benchDeliberation(),
+  kafka: () => benchKafka(),
 };
 
 const wanted = process.argv.slice(2);

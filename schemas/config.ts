@@ -3,12 +3,14 @@ import { Impact } from './defect.js';
 import { FilterDecision } from './outputs.js';
 import { FieldMapping } from './trace.js';
 import { JuryMode } from './verdict.js';
+import { KafkaConfig } from '../connectors/kafka/options.js';
+import { S3Config } from '../connectors/s3/options.js';
 
 /** One OpenAI-compatible server (vLLM, SGLang, Ollama, OpenRouter, OpenAI, the simulator). */
 export const EndpointConfig = z
   .object({
-    /** `openai`: any OpenAI-compatible HTTP server. `simulator`: started in-process by the CLI. */
-    kind: z.enum(['openai', 'simulator']).default('openai'),
+    /** `openai`: any OpenAI-compatible HTTP server. `simulator`: started in-process by the CLI. `local`: a GGUF model run in-process (llama.cpp). */
+    kind: z.enum(['openai', 'simulator', 'local']).default('openai'),
     base_url: z.url().optional(),
     /** Name of the environment variable holding the key; the key itself never enters config. */
     api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name').optional(),
@@ -21,10 +23,17 @@ export const EndpointConfig = z
     backoff_base_ms: z.int().nonnegative().default(500),
     backoff_max_ms: z.int().nonnegative().default(30_000),
     headers: z.record(z.string(), z.string()).default({}),
+    /** kind: local — a .gguf file, or a name from `reasoning-jury models list` (e.g. smollm2-135m). */
+    model_path: z.string().min(1).optional(),
+    /** kind: local — inference threads; default 1 under CI, else up to 4 (leaving a core free). */
+    threads: z.int().positive().optional(),
+    /** kind: local — context window in tokens; default the model's training context, capped at 16,384. */
+    context_size: z.int().positive().optional(),
   })
   .strict()
   .superRefine((e, ctx) => {
     if (e.kind === 'openai' && !e.base_url) ctx.addIssue({ code: 'custom', path: ['base_url'], message: 'required for kind "openai"' });
+    if (e.kind === 'local' && !e.model_path) ctx.addIssue({ code: 'custom', path: ['model_path'], message: 'required for kind "local"' });
   });
 export type EndpointConfig = z.infer<typeof EndpointConfig>;
 
@@ -102,6 +111,64 @@ export const FilterPolicy = z
   .strict();
 export type FilterPolicy = z.infer<typeof FilterPolicy>;
 
+/**
+ * Taxonomy assignment in the stream (src/taxonomy): each consensus defect gets one leaf of the
+ * taxonomy from a model call. The section's presence turns it on unless `enabled: false`.
+ */
+export const TaxonomyConfig = z
+  .object({
+    enabled: z.boolean().default(true),
+    /** Taxonomy JSON (see taxonomy/default.json); the shipped default (paper App. J) when absent. */
+    file: z.string().optional(),
+    /** Seat that assigns leaves; default: the consolidator's (else first juror's) model at temperature 0. */
+    assigner: ParticipantConfig.optional(),
+    /** Seat for `taxonomy induce`; default: the assigner. */
+    inducer: ParticipantConfig.optional(),
+    /** Defects of one record labelled per call. */
+    batch_size: z.int().positive().max(200).default(8),
+    /** Calls per defect before it is stored as unassigned (invalid or missing answers are retried). */
+    max_rounds: z.int().positive().max(20).default(3),
+  })
+  .strict();
+export type TaxonomyConfig = z.infer<typeof TaxonomyConfig>;
+
+/**
+ * Adaptive Phase 2 (beyond the paper): skip deliberation when Phase 1 already agrees, and
+ * otherwise deliberate only on the findings the jurors disagree about.
+ */
+export const AdaptivePolicy = z
+  .object({
+    enabled: z.boolean().default(false),
+    /** every successful juror found nothing: the verdict is empty, no Phase 2 call */
+    skip_when_empty: z.boolean().default(true),
+    /** every successful juror cites the same steps with the same severities: no Phase 2 call */
+    skip_when_unanimous: z.boolean().default(true),
+    /** false: jurors citing the same steps agree whatever severities they gave (the highest is kept) */
+    same_severity: z.boolean().default(true),
+    /** findings all jurors agree on go straight to the verdict; only the rest is deliberated */
+    contested_only: z.boolean().default(true),
+    /** cap on logical rounds when deliberating (ends as turn_cap); absent = only max_turns */
+    max_rounds: z.int().positive().optional(),
+  })
+  .strict();
+export type AdaptivePolicy = z.infer<typeof AdaptivePolicy>;
+
+/** Deliberation mode (paper §2.2.2, App. C.2, C.3, F); see docs/deliberation.md. */
+export const DeliberationConfig = z
+  .object({
+    /** hard cap on juror turns, the backstop behind the moderator's own termination */
+    max_turns: z.int().positive().max(200).default(12),
+    /** turns of transcript the moderator sees each time (opening statements are always shown) */
+    recent_window: z.int().positive().default(8),
+    /** a juror (or the moderator) failing this many turns in a row is dropped from the record's deliberation */
+    max_consecutive_failures: z.int().positive().default(2),
+    /** word-trigram overlap (0..1) above which a juror's message repeats one of its earlier ones (cycling) */
+    cycle_similarity: z.number().min(0).max(1).default(0.85),
+    adaptive: AdaptivePolicy.prefault({}),
+  })
+  .strict();
+export type DeliberationConfig = z.infer<typeof DeliberationConfig>;
+
 export const JuryConfig = z
   .object({
     endpoints: z.record(z.string(), EndpointConfig),
@@ -124,6 +191,14 @@ export const JuryConfig = z
     /** Folder of prompt templates overriding the shipped ones (same file names). */
     prompts_dir: z.string().optional(),
     input: z.object({ mapping: FieldMapping.default(FieldMapping.parse({})) }).strict().default({ mapping: FieldMapping.parse({}) }),
+    /** Absent = no taxonomy assignment (and config_hash unchanged for configs without it). */
+    taxonomy: TaxonomyConfig.optional(),
+    /** Absent = the defaults (and config_hash unchanged for configs without it). */
+    deliberation: DeliberationConfig.optional(),
+    /** Kafka input/outputs (connectors/kafka/options.ts); operational, not in config_hash. */
+    kafka: KafkaConfig.optional(),
+    /** S3 input/output settings (connectors/s3/options.ts); operational, not in config_hash. */
+    s3: S3Config.optional(),
   })
   .strict()
   .superRefine((c, ctx) => {
@@ -131,6 +206,8 @@ export const JuryConfig = z
       ...c.jurors.map((j, i) => [`jurors.${i}`, j] as [string, { endpoint: string }]),
       ['consolidator', c.consolidator],
       ['moderator', c.moderator],
+      ['taxonomy.assigner', c.taxonomy?.assigner],
+      ['taxonomy.inducer', c.taxonomy?.inducer],
     ];
     for (const [path, seat] of seats) {
       if (seat && !(seat.endpoint in c.endpoints)) {

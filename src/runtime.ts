@@ -3,6 +3,9 @@ import type { TraceRecord } from '../schemas/trace.js';
 import { configHash } from './config/load.js';
 import type { JuryContext } from './jury/judge.js';
 import { createGateway, type Gateway } from './llm/gateway.js';
+import { createLocalProvider } from './llm/local-provider.js';
+import { createOpenAIProvider } from './llm/openai-provider.js';
+import { resolveModelPath } from './models/cache.js';
 import type { Provider } from './llm/types.js';
 import { loadPromptSet } from './prompts/templates.js';
 import { defaultProfile, loadGoldFile, loadProfileFile, NO_GOLD, startSimulator, type RunningSimulator } from './sim/index.js';
@@ -45,6 +48,9 @@ export async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
         const server = await startSimulator({ profile, gold });
         simulators.push({ endpoint: name, url: server.url, server });
         endpoints[name] = { ...ep, base_url: server.url };
+      } else if (ep.kind === 'local' && !opts.providerFor) {
+        // A missing model fails here, with how to fetch it, rather than in every juror's call.
+        endpoints[name] = { ...ep, model_path: resolveModelPath(ep.model_path!) };
       } else endpoints[name] = ep;
     }
   } catch (err) {
@@ -56,7 +62,7 @@ export async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
     prices: config.prices,
     cache: config.cache,
     auditLogPath: opts.auditLogPath !== undefined ? opts.auditLogPath : config.audit_log.path,
-    ...(opts.providerFor ? { providerFor: opts.providerFor } : {}),
+    providerFor: opts.providerFor ?? defaultProviderFor,
   });
   const jury: JuryContext = { config, gateway, prompts: loadPromptSet(config.prompts_dir), configHash: configHash(config) };
   return {
@@ -70,4 +76,9 @@ export async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
       await Promise.all(simulators.map((s) => s.server.close()));
     },
   };
+}
+
+/** `kind: local` runs in this process; every other endpoint (simulators included) speaks HTTP. */
+function defaultProviderFor(name: string, endpoint: EndpointConfig): Provider {
+  return endpoint.kind === 'local' ? createLocalProvider(name, endpoint) : createOpenAIProvider(name, endpoint);
 }

@@ -82,6 +82,6 @@ function canonical(v: unknown): unknown {
  * endpoint or a folder does not change it.
  */
 export function configHash(c: JuryConfig): string {
-  const { cache: _c, audit_log: _a, endpoints: _e, prices: _p, ...shaping } = c;
+  const { cache: _c, audit_log: _a, endpoints: _e, prices: _p, kafka: _k, s3: _s, ...shaping } = c;
   return createHash('sha256').update(JSON.stringify(canonical(shaping))).digest('hex').slice(0, 16);
 }

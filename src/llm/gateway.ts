@@ -8,6 +8,7 @@
  * hit gets an audit line. Secrets are redacted from replies, errors and the audit log.
  */
 import { setMaxListeners } from 'node:events';
+import { z, type ZodType } from 'zod';
 import type { PriceConfig } from '../../schemas/config.js';
 import type { CallUsage } from '../../schemas/usage.js';
 import { createAuditLog, type AuditEntry, type AuditLog } from './audit.js';
@@ -227,12 +228,15 @@ export function createGateway(opts: GatewayOptions): Gateway {
     kind: string,
     parse: ((content: string) => { ok: true; value: T } | { ok: false; error: string }) | null,
     callerSignal: AbortSignal | undefined,
+    jsonSchema?: Record<string, unknown>,
   ): Promise<CallResult<T>> {
     if (closed) throw new Error('gateway is closed');
     const rt = runtimeFor(seat.endpoint);
     const req = requestFor(seat, messages);
     // Canonical JSON + sha256 of the prompt is a large share of per-call CPU: only when caching.
     const key = cache.enabled ? cacheKey({ base_url: cacheIdentity(rt), request: req, sample_index: ctx.sample_index, kind }) : '';
+    // Added after the key: the schema already shapes `kind`, and old cache entries stay valid.
+    if (jsonSchema) req.json_schema = jsonSchema;
     const asValue = (content: string) => (parse ? parse(content) : { ok: true as const, value: content as T });
 
     const hit = await cache.get(key);
@@ -315,7 +319,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
   return {
     ledger,
     structured<T>(c: StructuredCall<T>): Promise<CallResult<T>> {
-      return call<T>(c.ctx, c.seat, c.messages, `structured:${c.schemaName}`, (content) => parseStructured(content, c.schema), c.signal);
+      return call<T>(c.ctx, c.seat, c.messages, `structured:${c.schemaName}`, (content) => parseStructured(content, c.schema), c.signal, jsonSchemaOf(c.schema));
     },
     text(c: TextCall): Promise<CallResult<string>> {
       return call<string>(c.ctx, c.seat, c.messages, 'text', null, c.signal);
@@ -330,6 +334,23 @@ export function createGateway(opts: GatewayOptions): Gateway {
       await audit.close();
     },
   };
+}
+
+// z.toJSONSchema walks the whole schema; jury calls reuse a handful of schemas, so once each.
+const jsonSchemas = new WeakMap<ZodType, Record<string, unknown> | null>();
+
+/** The JSON Schema a model should follow for `schema`; undefined when zod cannot express it. */
+function jsonSchemaOf(schema: ZodType): Record<string, unknown> | undefined {
+  let js = jsonSchemas.get(schema);
+  if (js === undefined) {
+    try {
+      js = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+    } catch {
+      js = null; // e.g. a cycle zod cannot name: the provider then decodes unconstrained
+    }
+    jsonSchemas.set(schema, js);
+  }
+  return js ?? undefined;
 }
 
 function asProviderError(err: unknown, signal: AbortSignal, redactor: Redactor): ProviderError {
@@ -364,5 +385,6 @@ function linkSignals(a: AbortSignal | undefined, b: AbortSignal): { signal: Abor
  */
 function cacheIdentity(rt: EndpointRuntime): string {
   if (rt.config.kind === 'simulator') return `simulator:${rt.config.profile ?? 'builtin'}`;
+  if (rt.config.kind === 'local') return `local:${rt.config.model_path ?? rt.name}`;
   return rt.config.base_url ?? `endpoint:${rt.name}`;
 }

@@ -17,6 +17,11 @@ export interface ChatRequest {
   seed?: number;
   reasoning_effort?: 'low' | 'medium' | 'high';
   extra_body?: Record<string, unknown>;
+  /**
+   * JSON Schema of the reply a structured call expects (from its zod schema). Providers that can
+   * constrain decoding (the local engine) use it; HTTP providers ignore it. Not in the cache key.
+   */
+  json_schema?: Record<string, unknown>;
 }
 
 export interface ChatResponse {

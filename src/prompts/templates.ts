@@ -9,6 +9,19 @@ export const TEMPLATE_NAMES = [
   'auditor.user',
   'auditor.propagation',
   'consolidation.addendum',
+  // Taxonomy assignment and induction (src/taxonomy).
+  'taxonomy.system',
+  'taxonomy.assign',
+  'taxonomy.grow',
+  'taxonomy.consolidate',
+  // Deliberation (src/jury/deliberation): moderator, juror turns, final extraction.
+  'moderator.system',
+  'moderator.user',
+  'moderator.fallback',
+  'moderator.transcript',
+  'juror-turn.user',
+  'juror-turn.settled',
+  'extraction.user',
 ] as const;
 export type TemplateName = (typeof TEMPLATE_NAMES)[number];
 

@@ -44,6 +44,42 @@ export const ConsolidatorBehaviour = z
   .strict();
 export type ConsolidatorBehaviour = z.infer<typeof ConsolidatorBehaviour>;
 
+/**
+ * How a model behaves in deliberation (src/sim/deliberation-*.ts): as a juror taking turns, as
+ * the moderator and as the extraction call. A "finding" is true when it cites a gold-error step.
+ */
+export const DeliberationBehaviour = z
+  .object({
+    /** weighing in on another juror's finding: endorse it (else dispute it), for true / false findings */
+    endorse_true: prob,
+    endorse_false: prob,
+    /** answering a dispute of one's own finding: concede it (else maintain it), for true / false findings */
+    concede_true: prob,
+    concede_false: prob,
+    /** per turn: raise a gold-error step nobody has cited yet */
+    new_defect_rate: prob,
+    /** per turn after the first: repeat one's previous message word for word (cycling) */
+    repeat_rate: prob,
+    /** with nothing new to say: re-argue an open dispute in fresh words instead (drags on to the turn cap) */
+    restate_rate: prob,
+    /** with no dispute left open: say the agree-on-everything phrase (else the nothing-new phrase) */
+    agree_all_rate: prob,
+    /** per turn: reply with nothing at all (a failed turn) */
+    turn_fail_rate: prob,
+    points_per_turn: z.int().positive(),
+    words_per_point: z.int().positive(),
+    /** as moderator: call an ending when one is due (false: never, so limits and backstops decide) */
+    terminate: z.boolean(),
+    /** as moderator: reply with broken JSON (a re-ask draws again) */
+    moderator_fail_rate: prob,
+    /** as moderator: name a speaker who is not on the panel */
+    invalid_speaker_rate: prob,
+    /** as extraction: reply with broken JSON (a re-ask draws again) */
+    extraction_fail_rate: prob,
+  })
+  .strict();
+export type DeliberationBehaviour = z.infer<typeof DeliberationBehaviour>;
+
 const modelShape = {
   /** probability of flagging each gold-error step */
   recall: prob,
@@ -78,6 +114,7 @@ const modelShape = {
   /** words of reasoning_content per reply; 0 = none */
   reasoning_words: z.int().nonnegative(),
   consolidator: ConsolidatorBehaviour,
+  deliberation: DeliberationBehaviour,
 };
 
 export const ModelProfile = z
@@ -92,7 +129,7 @@ export const ModelProfile = z
 export type ModelProfile = z.infer<typeof ModelProfile>;
 
 /** What a file may say about one model: any subset of the fields. */
-export const ModelEntry = z.object({ ...modelShape, consolidator: ConsolidatorBehaviour.partial() }).partial().strict();
+export const ModelEntry = z.object({ ...modelShape, consolidator: ConsolidatorBehaviour.partial(), deliberation: DeliberationBehaviour.partial() }).partial().strict();
 export type ModelEntry = z.infer<typeof ModelEntry>;
 export type ModelEntryInput = z.input<typeof ModelEntry>;
 
@@ -124,6 +161,23 @@ export const BASE_MODEL: ModelProfile = {
   words_per_defect: 45,
   reasoning_words: 0,
   consolidator: { accept_true: 0.9, accept_false: 0.25, fill_recall: 0.3, fill_false_positive_rate: 0 },
+  deliberation: {
+    endorse_true: 0.8,
+    endorse_false: 0.2,
+    concede_true: 0.05,
+    concede_false: 0.6,
+    new_defect_rate: 0.1,
+    repeat_rate: 0,
+    restate_rate: 0,
+    agree_all_rate: 0.5,
+    turn_fail_rate: 0,
+    points_per_turn: 6,
+    words_per_point: 40,
+    terminate: true,
+    moderator_fail_rate: 0,
+    invalid_speaker_rate: 0,
+    extraction_fail_rate: 0,
+  },
 };
 
 export interface SimProfile {
@@ -141,7 +195,8 @@ function resolve(name: string, ...layers: (ModelEntry | undefined)[]): ModelProf
   for (const l of layers) {
     if (!l) continue;
     const consolidator = { ...(merged.consolidator as object), ...(l.consolidator ?? {}) };
-    merged = { ...merged, ...l, consolidator };
+    const deliberation = { ...(merged.deliberation as object), ...(l.deliberation ?? {}) };
+    merged = { ...merged, ...l, consolidator, deliberation };
   }
   const r = ModelProfile.safeParse(merged);
   if (!r.success) throw new ProfileError(`profile for model "${name}": ${z.prettifyError(r.error)}`);

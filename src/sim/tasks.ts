@@ -6,6 +6,8 @@ import { parseRenderedSteps } from '../prompts/frame.js';
 import type { GoldEntry } from './gold.js';
 import { weighted, type Rng } from './prng.js';
 import type { ModelProfile } from './profile.js';
+import { DELIBERATION_TASKS } from './deliberation-moderator.js';
+import { TAXONOMY_TASKS } from './taxonomy-tasks.js';
 import { describeDefect } from './text.js';
 
 /**
@@ -213,4 +215,4 @@ export const consolidationTask: SimTask = {
 };
 
 /** Detectors are exact about their blocks, so order only matters for overlapping custom tasks. */
-export const DEFAULT_TASKS: readonly SimTask[] = [consolidationTask, phase1Task];
+export const DEFAULT_TASKS: readonly SimTask[] = [consolidationTask, phase1Task, ...TAXONOMY_TASKS, ...DELIBERATION_TASKS];
