@@ -1,12 +1,13 @@
 import type { JuryConfig } from '../../schemas/config.js';
 import type { Defect } from '../../schemas/defect.js';
 import type { CallUsage } from '../../schemas/usage.js';
-import { type Judgement, Verdict } from '../../schemas/verdict.js';
+import { type Judgement, type TerminationReason, type TranscriptTurn, Verdict } from '../../schemas/verdict.js';
 import type { ModelGateway } from '../llm/types.js';
 import { phase1Messages, type TraceInput } from '../prompts/build.js';
 import type { PromptSet } from '../prompts/templates.js';
 import { agreement, dissent, majorityDefects, mergedUnion, unionDefects } from './aggregate.js';
 import { consolidate } from './consolidate.js';
+import { deliberate } from './deliberation/index.js';
 import { runPhase1 } from './phase1.js';
 import { activeJurors, minJurors, seatWithSeed } from './seats.js';
 
@@ -22,7 +23,9 @@ export interface JudgeInput extends TraceInput {
   id: string;
 }
 
-type Phase2 = { defects: Defect[]; dissenting: string[]; droppedRefs: number; degradedReason: string | null; usage: CallUsage[] };
+type Phase2 = { defects: Defect[]; dissenting: string[]; droppedRefs: number; degradedReason: string | null; usage: CallUsage[] } & Partial<Deliberated>;
+/** What deliberation adds to a Phase 2 result (App. E). */
+type Deliberated = { confidence: number; transcript: TranscriptTurn[]; rounds: number; termination: TerminationReason };
 
 /** Phase 2 for the non-deliberative modes; falls back to a Phase 1 aggregate when it fails. */
 async function phase2(ctx: JuryContext, input: JudgeInput, judgements: Judgement[]): Promise<Phase2> {
@@ -46,7 +49,7 @@ async function phase2(ctx: JuryContext, input: JudgeInput, judgements: Judgement
       return { defects: fallback, dissenting: [], droppedRefs: 0, degradedReason: `consolidation failed (${c.error}); verdict aggregated from phase 1`, usage: c.usage };
     }
     case 'deliberation':
-      throw new Error('deliberation mode is not available yet');
+      return deliberate({ gateway: ctx.gateway, prompts: ctx.prompts, config: ctx.config, input, judgements });
   }
 }
 
@@ -100,7 +103,8 @@ export async function judgeRecord(ctx: JuryContext, input: JudgeInput): Promise<
   return Verdict.parse({
     ...base,
     defects: p2.defects,
-    confidence: agreement(p2.defects, p1.judgements),
+    confidence: p2.confidence ?? agreement(p2.defects, p1.judgements),
+    ...(p2.termination ? { termination_reason: p2.termination, rounds: p2.rounds ?? 0, transcript: p2.transcript ?? [] } : {}),
     dissenting_views: p2.dissenting,
     dropped_refs: p2.droppedRefs + (ctx.config.mode === 'consolidation' ? 0 : ok.reduce((a, j) => a + j.dropped_refs, 0)),
     degraded: reasons.length > 0,

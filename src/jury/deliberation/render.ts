@@ -1,0 +1,61 @@
+import type { TranscriptTurn } from '../../../schemas/verdict.js';
+import { renderPanel, type PanelEntry } from '../../prompts/build.js';
+import { frameBlock } from '../../prompts/frame.js';
+import type { ConsensusState } from './schemas.js';
+
+/**
+ * Labels of the framed blocks deliberation prompts carry. Every juror statement and turn is
+ * framed on its own (not the transcript as one block): a block's tag is a hash of its content
+ * and sits in its BEGIN marker, so one growing block would change its first line on every turn
+ * and break prefix caching at that point. Per-turn blocks only ever get appended.
+ */
+export const DELIB_BLOCK = {
+  opening: 'OPENING STATEMENT',
+  turn: 'PANEL TURN',
+  settled: 'SETTLED FINDINGS',
+  state: 'CONSENSUS STATE',
+  instruction: 'MODERATOR INSTRUCTION',
+  outcome: 'DELIBERATION OUTCOME',
+} as const;
+
+/** Shown where a list has no entries yet (data, not wording). */
+export const NONE = '(none)';
+
+/** Each juror's Phase 1 findings as its opening statement, in the configured juror order. */
+export function renderOpenings(panel: readonly PanelEntry[]): string {
+  return panel.map((p) => `### ${p.juror_id}\n${frameBlock(DELIB_BLOCK.opening, renderPanel([p]))}`).join('\n\n');
+}
+
+export function turnHeader(t: Pick<TranscriptTurn, 'turn' | 'round' | 'speaker'>): string {
+  return `### Turn ${t.turn}, round ${t.round}: ${t.speaker}`;
+}
+
+/**
+ * Renders turns and remembers each rendering, so a record's prompts re-frame (and re-hash)
+ * a turn once rather than once per later call.
+ */
+export class TurnRenderer {
+  private readonly done = new Map<TranscriptTurn, string>();
+
+  one(t: TranscriptTurn): string {
+    let s = this.done.get(t);
+    if (s === undefined) {
+      s = `${turnHeader(t)}\n${frameBlock(DELIB_BLOCK.turn, t.message)}`;
+      this.done.set(t, s);
+    }
+    return s;
+  }
+
+  all(turns: readonly TranscriptTurn[]): string {
+    return turns.length === 0 ? NONE : turns.map((t) => this.one(t)).join('\n\n');
+  }
+}
+
+/** Compact: the state is the one large part of a moderator prompt that is new on every call. */
+export function renderState(state: ConsensusState): string {
+  return frameBlock(DELIB_BLOCK.state, JSON.stringify(state));
+}
+
+export function listIds(ids: readonly string[]): string {
+  return ids.length === 0 ? NONE : ids.join(', ');
+}
