@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { basename } from 'node:path';
 import { z } from 'zod';
 import type { TraceRecord } from '../../../schemas/trace.js';
+import type { LoadedBenchmark } from '../types.js';
+import { benchmarkFiles, stem } from './files.js';
 
 /** One ProcessBench item: `label` is the 0-based earliest erroneous step, -1 when all are correct. */
 const ProcessBenchItem = z.object({
@@ -18,7 +19,7 @@ const ProcessBenchItem = z.object({
  * re-segmented). Gold: the earliest error as a 1-based step; later steps are unlabelled.
  */
 export function loadProcessBench(path: string): TraceRecord[] {
-  const split = basename(path).replace(/\.json$/, '');
+  const split = stem(path);
   const items = z.array(ProcessBenchItem).parse(JSON.parse(readFileSync(path, 'utf8')));
   return items.map((it) => ({
     id: `processbench/${split}/${it.id}`,
@@ -30,4 +31,18 @@ export function loadProcessBench(path: string): TraceRecord[] {
       ...(it.final_answer_correct !== undefined ? { final_answer_correct: it.final_answer_correct } : {}),
     },
   }));
+}
+
+/** A split file or the folder of the four split files. */
+export function loadProcessBenchSet(path: string): LoadedBenchmark {
+  const records: TraceRecord[] = [];
+  const skipped: LoadedBenchmark['skipped'] = [];
+  for (const file of benchmarkFiles(path, ['.json'])) {
+    for (const r of loadProcessBench(file)) {
+      const label = r.gold?.first_error_step;
+      if (label && label > (r.steps?.length ?? 0)) skipped.push({ source: r.id, reason: `label ${label - 1} is past the last step` });
+      else records.push(r);
+    }
+  }
+  return { benchmark: 'processbench', scope: 'first_error', records, skipped };
 }

@@ -1,0 +1,214 @@
+import type { Command } from 'commander';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { type Impact, IMPACTS } from '../../schemas/defect.js';
+import type { ParticipantConfig } from '../../schemas/config.js';
+import type { Verdict } from '../../schemas/verdict.js';
+import { defaultDataPath, loadBenchmark } from '../eval/adapters/index.js';
+import { MISSING_DATA_MESSAGE, sharedDataDir } from '../eval/data.js';
+import { evaluate, type EvaluateInput, phase2Seat } from '../eval/harness.js';
+import { renderMarkdown } from '../eval/report.js';
+import { evalConfig, judgeRecords, prepareInputs, sampleRecords } from '../eval/run.js';
+import { DEFAULT_SCORE_OPTIONS, type ScoreOptions } from '../eval/score.js';
+import { BENCHMARKS, type BenchmarkName, FAILED_POLICIES, type FailedPolicy } from '../eval/types.js';
+import { readVerdictSource } from '../eval/verdicts-io.js';
+import { UsageError } from './io.js';
+import { JURY_OPTION_HELP, loadJuryConfig, openJury, type JuryOptions } from './jury-setup.js';
+
+interface EvalOptions extends JuryOptions {
+  benchmark: string;
+  data?: string;
+  verdicts?: string;
+  sample: string;
+  seed: string;
+  out: string;
+  export?: string;
+  threshold: string;
+  propagate: boolean;
+  failed: string;
+  resamples: string;
+  ciSeed: string;
+  knockout?: boolean;
+  moderators?: string;
+  costBaseline?: string;
+  concurrency: string;
+  companion: boolean;
+}
+
+const wholeNumber = (v: string, flag: string, min = 0): number => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min) throw new UsageError(`${flag} must be a whole number ≥ ${min} (got "${v}")`);
+  return n;
+};
+
+function choice<T extends string>(v: string, allowed: readonly T[], flag: string): T {
+  if (!(allowed as readonly string[]).includes(v)) throw new UsageError(`${flag} must be one of ${allowed.join(', ')} (got "${v}")`);
+  return v as T;
+}
+
+function scoreOptions(o: EvalOptions): ScoreOptions {
+  return {
+    ...DEFAULT_SCORE_OPTIONS,
+    threshold: choice<Impact>(o.threshold, IMPACTS, '--threshold'),
+    propagate: o.propagate,
+    failed: choice<FailedPolicy>(o.failed, FAILED_POLICIES, '--failed'),
+    resamples: wholeNumber(o.resamples, '--resamples', 1),
+    seed: wholeNumber(o.ciSeed, '--ci-seed'),
+  };
+}
+
+function dataPath(benchmark: BenchmarkName, given: string | undefined): string {
+  if (given) return resolve(given);
+  const shared = sharedDataDir();
+  if (!shared) throw new UsageError(`--data is required: ${MISSING_DATA_MESSAGE}`);
+  return defaultDataPath(benchmark, shared);
+}
+
+/** Seats for the sweep: the Phase 2 seat (consolidator, or moderator when deliberating) with each named model. */
+function moderatorSeats(list: string | undefined, seat: ParticipantConfig | undefined): ParticipantConfig[] {
+  if (!list) return [];
+  if (!seat) throw new UsageError('--moderators needs a config with a consolidator or, for deliberation, a moderator (its endpoint serves the swept models)');
+  return list
+    .split(',')
+    .map((m) => m.trim())
+    .filter(Boolean)
+    .map((model) => ({ ...seat, model }));
+}
+
+function writeOutputs(out: string, report: Awaited<ReturnType<typeof evaluate>>['report'], verdicts: readonly Verdict[] | null): string {
+  mkdirSync(out, { recursive: true });
+  const md = renderMarkdown(report);
+  writeFileSync(join(out, 'eval.json'), `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(join(out, 'eval.md'), md);
+  if (verdicts) writeFileSync(join(out, 'verdicts.jsonl'), verdicts.map((v) => JSON.stringify(v)).join('\n') + (verdicts.length ? '\n' : ''));
+  return md;
+}
+
+export function registerEval(program: Command): void {
+  program
+    .command('eval')
+    .description("score the jury on a labelled benchmark: step metrics with bootstrap CIs, the benchmark's own protocol, the aggregation ladder and costs")
+    .requiredOption('-b, --benchmark <name>', `one of ${BENCHMARKS.join(', ')}`)
+    .option('-d, --data <path>', 'benchmark file or folder in its own format (default: the shared data folder)')
+    .option('--verdicts <path>', 'score stored verdicts instead of running the jury: a shard output folder or verdict JSONL')
+    .option('-n, --sample <n>', 'records to judge, drawn by a seeded shuffle ("all" for every record)', '200')
+    .option('--seed <n>', 'sampling seed', '0')
+    .option('-o, --out <dir>', 'folder for eval.json, eval.md and verdicts.jsonl', 'eval-out')
+    .option('--export <file>', 'write the (sampled) benchmark as trace-record JSONL for `reasoning-jury run`, then stop')
+    .option('-c, --config <file>', JURY_OPTION_HELP.config)
+    .option('--threshold <impact>', 'lowest severity that flags a step', 'minor')
+    .option('--propagate', 'count every step after the first gold error as erroneous', false)
+    .option('--failed <policy>', 'records without a verdict in step metrics: wrong | flag_all | exclude', 'wrong')
+    .option('--resamples <n>', 'bootstrap resamples (record level)', '10000')
+    .option('--ci-seed <n>', 'bootstrap seed', '0')
+    .option('--knockout', 'drop jurors one at a time (fewest unique gold catches first) and re-run Phase 2 only')
+    .option('--moderators <models>', 'comma-separated models to sweep in the Phase 2 seat (consolidator or moderator), Phase 1 held fixed')
+    .option('--cost-baseline <system>', 'system the cost ratios are relative to (default: the first solo juror)')
+    .option('--concurrency <n>', 'records judged at once', '16')
+    .option('--no-companion', 'PRMBench: leave out the clean companion set')
+    .option('--audit-log <file>', JURY_OPTION_HELP.auditLog)
+    .option('--no-cache', JURY_OPTION_HELP.cache)
+    .addHelpText(
+      'after',
+      `
+Gold labels are joined to verdicts by record id: the adapters give every record a stable id
+("processbench/gsm8k/gsm8k-0"), which --export writes into the JSONL a pipeline run reads, so
+shards written by \`reasoning-jury run\` on that JSONL can be scored with --verdicts.
+
+Examples:
+  reasoning-jury eval -b processbench -n 200                       # simulated jury, 200 records
+  reasoning-jury eval -b processbench -c jury.yaml -n all --knockout
+  reasoning-jury eval -b processbench -n 500 --export pb.jsonl && reasoning-jury run -c jury.yaml -i pb.jsonl -o out/
+  reasoning-jury eval -b processbench --verdicts out/                 # score the shards`,
+    )
+    .action(async (opts: EvalOptions) => {
+      const benchmark = choice<BenchmarkName>(opts.benchmark, BENCHMARKS, '--benchmark');
+      const score = scoreOptions(opts);
+      const path = dataPath(benchmark, opts.data);
+      let loaded;
+      try {
+        loaded = loadBenchmark(benchmark, path, { companion: opts.companion });
+      } catch (e) {
+        throw new UsageError(`cannot load ${benchmark} from ${path}: ${(e as Error).message}`);
+      }
+      if (loaded.records.length === 0) throw new UsageError(`no ${benchmark} records found at ${path}`);
+      for (const s of loaded.skipped.slice(0, 3)) process.stderr.write(`reasoning-jury eval: skipped ${s.source}: ${s.reason}\n`);
+      if (loaded.skipped.length > 3) process.stderr.write(`reasoning-jury eval: ... ${loaded.skipped.length} items skipped in all (listed in eval.json)\n`);
+      const notes = loaded.skipped.length ? [`${loaded.skipped.length} benchmark items skipped by the adapter, e.g. ${loaded.skipped[0]!.source}: ${loaded.skipped[0]!.reason}`] : [];
+      const concurrency = wholeNumber(opts.concurrency, '--concurrency', 1);
+      const out = resolve(opts.out);
+      const base = { loaded, dataPath: path, score, notes, concurrency, ...(opts.costBaseline ? { costBaseline: opts.costBaseline } : {}) };
+
+      if (opts.verdicts) {
+        const src = await readVerdictSource(resolve(opts.verdicts));
+        if (src.kind === 'shards') {
+          const { report } = await evaluate({ ...base, selected: loaded.records, predictions: src.predictions });
+          process.stdout.write(`${writeOutputs(out, report, null)}\nwritten: ${join(out, 'eval.json')}, ${join(out, 'eval.md')}\n`);
+          return;
+        }
+        if (src.invalid.length) notes.push(`${src.invalid.length} lines of ${opts.verdicts} are not verdicts (first: ${src.invalid[0]!.where}: ${src.invalid[0]!.reason})`);
+        // Re-running Phase 2 on stored Phase 1 judgements needs the jury that should run it.
+        const phase2 = (opts.knockout === true || Boolean(opts.moderators)) && Boolean(opts.config);
+        if (opts.moderators && !opts.config) notes.push('--moderators needs -c: the sweep re-runs Phase 2 with a live jury.');
+        const config = phase2 ? evalConfig(loadJuryConfig(opts)) : null;
+        const runtime = config ? await openJury(config, opts) : undefined;
+        try {
+          const judged = new Set(src.verdicts.map((v) => v.record_id));
+          const input: EvaluateInput = {
+            ...base,
+            selected: loaded.records,
+            verdicts: src.verdicts,
+            knockout: opts.knockout === true,
+            ...(runtime && config
+              ? { runtime, inputs: prepareInputs(config, loaded.records.filter((r) => judged.has(r.id))), moderators: moderatorSeats(opts.moderators, phase2Seat(config)), prices: config.prices }
+              : {}),
+          };
+          const { report } = await evaluate(input);
+          process.stdout.write(`${writeOutputs(out, report, null)}\nwritten: ${join(out, 'eval.json')}, ${join(out, 'eval.md')}\n`);
+        } finally {
+          await runtime?.close();
+        }
+        return;
+      }
+
+      const n = opts.sample === 'all' ? null : wholeNumber(opts.sample, '--sample', 1);
+      const selected = sampleRecords(loaded.records, n, opts.seed);
+      if (opts.export) {
+        writeFileSync(resolve(opts.export), selected.map((r) => JSON.stringify(r)).join('\n') + '\n');
+        process.stdout.write(`wrote ${selected.length} ${benchmark} records to ${resolve(opts.export)}\n`);
+        return;
+      }
+      const config = evalConfig(loadJuryConfig(opts));
+      const moderators = moderatorSeats(opts.moderators, phase2Seat(config)); // checked before any call
+      const runtime = await openJury(config, opts);
+      try {
+        let done = 0;
+        let last = Date.now();
+        const judged = await judgeRecords(runtime, selected, {
+          concurrency,
+          onDone: () => {
+            done++;
+            if (Date.now() - last > 5000 || done === selected.length) {
+              last = Date.now();
+              process.stderr.write(`[eval] judged ${done}/${selected.length}\n`);
+            }
+          },
+        });
+        const { report } = await evaluate({
+          ...base,
+          selected,
+          verdicts: judged.verdicts,
+          runtime,
+          inputs: judged.inputs,
+          unprepared: judged.unprepared.length,
+          knockout: opts.knockout === true,
+          moderators,
+          prices: config.prices,
+        });
+        process.stdout.write(writeOutputs(out, report, judged.verdicts));
+        process.stdout.write(`\nwritten: ${join(out, 'eval.json')}, ${join(out, 'eval.md')}, ${join(out, 'verdicts.jsonl')}\n`);
+      } finally {
+        await runtime.close();
+      }
+    });
+}

@@ -1,0 +1,150 @@
+import type { ParticipantConfig } from '../../schemas/config.js';
+import type { TraceRecord } from '../../schemas/trace.js';
+import type { Verdict } from '../../schemas/verdict.js';
+import type { JudgeInput } from '../jury/judge.js';
+import type { PriceTable } from '../llm/ledger.js';
+import type { Runtime } from '../runtime.js';
+import { costTable } from './cost.js';
+import { goldOf, stepLabels } from './gold.js';
+import { knockout, type Phase2Runner, phase2System } from './knockout.js';
+import { jurorIds, ladderSystems, type System } from './ladder.js';
+import type { StepMetric } from './metrics/step.js';
+import type { AnalyticRow, EvalReport, KnockoutSummary } from './report.js';
+import { consolidationRunner, deliberationRunner } from './run.js';
+import { matchRecords, type ScoreOptions, scoreSystems } from './score.js';
+import type { LoadedBenchmark, StepPrediction } from './types.js';
+
+export interface EvaluateInput {
+  loaded: LoadedBenchmark;
+  dataPath: string;
+  /** the records put forward (a sample or all) */
+  selected: readonly TraceRecord[];
+  /** verdicts with Phase 1 judgements (the ladder is built from them) ... */
+  verdicts?: readonly Verdict[];
+  /** ... or final predictions only (shards carry no Phase 1 judgements) */
+  predictions?: ReadonlyMap<string, StepPrediction>;
+  /** a live jury: needed to re-run Phase 2 for the knockout and the moderator sweep */
+  runtime?: Runtime;
+  inputs?: ReadonlyMap<string, JudgeInput>;
+  unprepared?: number;
+  knockout?: boolean;
+  /** consolidator seats to sweep, Phase 1 held fixed */
+  moderators?: readonly ParticipantConfig[];
+  costBaseline?: string;
+  prices?: PriceTable;
+  score: ScoreOptions;
+  /** predicted step metrics per system name, given the scored positives/negatives (benchmarks) */
+  analytic?: (positives: number, negatives: number) => Array<{ system: string; predicted: Record<StepMetric, number> }>;
+  notes?: string[];
+  concurrency?: number;
+}
+
+/** Phase 2 as the live jury runs it: consolidation, or deliberation chaired by `seat`. */
+function phase2RunnerFor(e: EvaluateInput, seat: ParticipantConfig | undefined, label?: string): Phase2Runner | undefined {
+  const mode = e.runtime?.jury.config.mode;
+  if (!e.runtime || !e.inputs || !seat || (mode !== 'consolidation' && mode !== 'deliberation')) return undefined;
+  const records = new Map(e.selected.map((r) => [r.id, r]));
+  return mode === 'deliberation' ? deliberationRunner(e.runtime, records, e.inputs, seat, label) : consolidationRunner(e.runtime, records, e.inputs, seat, label);
+}
+
+/** The seat Phase 2 re-runs use: the consolidator, or the deliberation moderator. */
+export function phase2Seat(config: { mode: string; consolidator?: ParticipantConfig | undefined; moderator?: ParticipantConfig | undefined }): ParticipantConfig | undefined {
+  return config.mode === 'deliberation' ? config.moderator : config.consolidator;
+}
+
+/**
+ * Score one run (or stored verdicts) against the benchmark's gold: the ladder of solo jurors,
+ * union, majority and the jury's Phase 2, optionally the knockout and a moderator sweep (both
+ * re-run Phase 2 only), the cost of each, and the benchmark's own protocol.
+ */
+export async function evaluate(e: EvaluateInput): Promise<{ report: EvalReport; systems: System[] }> {
+  const notes = [...(e.notes ?? [])];
+  const golds = e.selected.map((r) => goldOf(r, e.loaded.scope));
+  const goldById = new Map(golds.map((g) => [g.record_id, g]));
+  const withPhase1 = (e.verdicts ?? []).some((v) => v.phase1_judgements.length > 0);
+  let systems: System[];
+  if (e.verdicts) systems = withPhase1 ? ladderSystems(e.verdicts) : ladderSystems(e.verdicts).filter((s) => s.kind === 'final');
+  else systems = [{ name: 'jury (shards)', kind: 'final', predictions: new Map(e.predictions ?? []), usage: new Map() }];
+  if (!withPhase1) notes.push('No Phase 1 judgements in the input (shards keep only the final verdict): the ladder, knockout and sweep need verdict JSONL.');
+  const primary = systems.find((s) => s.kind === 'final')!;
+  const matched = matchRecords(golds, primary.predictions);
+  const ids = new Set(matched.golds.map((g) => g.record_id));
+  const verdicts = (e.verdicts ?? []).filter((v) => ids.has(v.record_id));
+  if (matched.mismatched.length) notes.push(`${matched.mismatched.length} records have a different step count than the benchmark (first: ${matched.mismatched[0]!.record_id}, ${matched.mismatched[0]!.gold_steps} vs ${matched.mismatched[0]!.predicted_steps}); was the run segmented differently?`);
+
+  const config = e.runtime?.jury.config;
+  const rounds: KnockoutSummary[] = [];
+  const extra: System[] = [];
+  if (e.knockout && withPhase1) {
+    const ids = jurorIds(verdicts);
+    const runner = config ? phase2RunnerFor(e, phase2Seat(config)) : undefined;
+    if (!runner) notes.push('Knockout without a live consolidating or deliberating jury: only union and majority are re-computed per size.');
+    const full = systems.find((s) => s.kind === 'final');
+    const out = await knockout(verdicts, goldById, ids, { threshold: e.score.threshold, propagate: e.score.propagate, ...(runner ? { runner } : {}), ...(full ? { full } : {}), concurrency: e.concurrency ?? 16 });
+    for (const r of out) {
+      rounds.push({ size: r.size, jurors: r.jurors, dropped: r.dropped, unique_gold_steps: r.unique_gold_steps, systems: r.systems.map((s) => s.name) });
+      extra.push(...r.systems.map((s) => ({ ...s, kind: 'knockout' as const })));
+    }
+  }
+  for (const seat of e.moderators ?? []) {
+    const runner = phase2RunnerFor(e, seat, `${config?.mode === 'deliberation' ? 'deliberation moderated' : 'consolidation'} by ${seat.model}`);
+    if (!runner || !withPhase1) {
+      notes.push(`Moderator ${seat.model} not swept: it needs a live jury and verdicts with Phase 1 judgements.`);
+      continue;
+    }
+    const all = jurorIds(verdicts);
+    extra.push(await phase2System(runner.label, 'moderator', verdicts, all, runner, e.concurrency ?? 16));
+  }
+
+  const everything = [...systems, ...extra];
+  const scores = scoreSystems(e.loaded.benchmark, matched.golds, everything, e.score);
+  const stepCounts = { erroneous: 0, correct: 0, unlabelled: 0 };
+  for (const g of matched.golds) for (const l of stepLabels(g, e.score.propagate)) l === 1 ? stepCounts.erroneous++ : l === 0 ? stepCounts.correct++ : stepCounts.unlabelled++;
+
+  // Knockout rows repeat union/majority at each size; only their Phase 2 re-runs cost anything new.
+  const costed = everything.filter((s) => s.usage.size > 0 && (s.kind !== 'knockout' || /^(consolidation|deliberation)/.test(s.name)));
+  const baseline = e.costBaseline ?? costed.find((s) => s.kind === 'solo')?.name ?? null;
+  const cost = costTable(costed, matched.golds.map((g) => g.record_id), baseline ?? undefined, e.prices);
+
+  const analytic: AnalyticRow[] = [];
+  const byName = new Map(scores.map((s) => [s.system, s]));
+  for (const a of e.analytic?.(stepCounts.erroneous, stepCounts.correct) ?? []) {
+    const seen = byName.get(a.system);
+    if (!seen) continue;
+    const within: Record<string, boolean> = {};
+    for (const [k, v] of Object.entries(a.predicted)) {
+      const ci = seen.step[k as StepMetric];
+      if (ci && ci.lo !== null && ci.hi !== null) within[k] = v >= ci.lo && v <= ci.hi;
+    }
+    analytic.push({ system: a.system, predicted: a.predicted, within_ci: within });
+  }
+
+  const report: EvalReport = {
+    benchmark: e.loaded.benchmark,
+    data: e.dataPath,
+    created_at: new Date().toISOString(),
+    options: e.score,
+    records: {
+      loaded: e.loaded.records.length,
+      skipped_by_adapter: e.loaded.skipped.length,
+      selected: e.selected.length,
+      judged: primary.predictions.size,
+      scored: matched.golds.length,
+      missing: matched.missing,
+      unmatched: matched.unmatched.length,
+      mismatched: matched.mismatched.length,
+      unprepared: e.unprepared ?? 0,
+    },
+    skipped: e.loaded.skipped,
+    steps: stepCounts,
+    systems: scores,
+    knockout: rounds,
+    cost,
+    cost_baseline: baseline,
+    ledger: e.runtime ? e.runtime.gateway.ledger.summary() : null,
+    analytic,
+    notes,
+  };
+  return { report, systems: everything };
+}
+

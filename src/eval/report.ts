@@ -1,0 +1,125 @@
+import { markdownTable } from 'markdown-table';
+import type { LedgerSummary } from '../llm/ledger.js';
+import type { CostRow } from './cost.js';
+import type { Estimate, ScoreOptions, SystemScore } from './score.js';
+import type { BenchmarkName } from './types.js';
+
+export interface KnockoutSummary {
+  size: number;
+  jurors: string[];
+  dropped: string | null;
+  unique_gold_steps: Record<string, number>;
+  /** names of the systems scored at this size (see `systems`) */
+  systems: string[];
+}
+
+export interface AnalyticRow {
+  system: string;
+  predicted: Record<string, number>;
+  /** per metric: does the prediction lie inside the observed bootstrap interval? */
+  within_ci: Record<string, boolean>;
+}
+
+/** Everything `reasoning-jury eval` found, as written to eval.json. */
+export interface EvalReport {
+  benchmark: BenchmarkName;
+  data: string;
+  created_at: string;
+  options: ScoreOptions;
+  records: { loaded: number; skipped_by_adapter: number; selected: number; judged: number; scored: number; missing: number; unmatched: number; mismatched: number; unprepared: number };
+  /** benchmark items the adapter could not use, and why */
+  skipped: Array<{ source: string; reason: string }>;
+  /** scored steps by gold label: erroneous, correct, unlabelled (left out) */
+  steps: { erroneous: number; correct: number; unlabelled: number };
+  systems: SystemScore[];
+  knockout: KnockoutSummary[];
+  cost: CostRow[];
+  cost_baseline: string | null;
+  ledger: LedgerSummary | null;
+  analytic: AnalyticRow[];
+  notes: string[];
+}
+
+const pct = (x: number | null, d = 1): string => (x === null ? '–' : (100 * x).toFixed(d));
+export const withCi = (e: Estimate | undefined): string => (!e || e.value === null ? '–' : e.lo === null || e.hi === null ? pct(e.value) : `${pct(e.value)} [${pct(e.lo)}, ${pct(e.hi)}]`);
+const int = (n: number): string => n.toLocaleString('en-US');
+const times = (x: number | null | undefined): string => (x === null || x === undefined ? '–' : `${x.toFixed(2)}×`);
+
+const table = (rows: string[][]) => markdownTable(rows, { alignDelimiters: true });
+
+export function stepTable(systems: readonly SystemScore[]): string {
+  return table([
+    ['system', 'Bal-F1 [95% CI]', 'Bal-Acc', 'Acc', 'Precision', 'Recall', 'F1', 'Specificity', 'records'],
+    ...systems.map((s) => [s.system, withCi(s.step.balanced_f1), pct(s.step.balanced_accuracy.value), pct(s.step.accuracy.value), pct(s.step.precision.value), pct(s.step.recall.value), pct(s.step.f1.value), pct(s.step.specificity.value), `${s.records.scored}${s.records.failed ? ` (${s.records.failed} failed)` : ''}`]),
+  ]);
+}
+
+/** The protocol's headline with its interval, then its other keys without. */
+export function protocolTable(systems: readonly SystemScore[]): string {
+  const first = systems[0];
+  if (!first) return '';
+  const head = first.protocol.headline;
+  // Per-split accuracies and the unfiltered precision/recall stay in eval.json; the table keeps F1s.
+  const hidden = /^(acc_err:|acc_cor:|unfiltered_(macro|micro)_(precision|recall))/;
+  const others = Object.keys(first.protocol.metrics).filter((k) => k !== head && !hidden.test(k));
+  return table([['system', `${head} [95% CI]`, ...others], ...systems.map((s) => [s.system, withCi(s.protocol.metrics[head]), ...others.map((k) => pct(s.protocol.metrics[k]?.value ?? null))])]);
+}
+
+export function knockoutTable(rounds: readonly KnockoutSummary[], scores: ReadonlyMap<string, SystemScore>): string {
+  if (rounds.length === 0) return '';
+  const cols = Math.max(...rounds.map((r) => r.systems.length));
+  const head = ['union', 'majority', 'Phase 2'].slice(0, cols);
+  return table([
+    ['jurors', 'dropped', 'seats', ...head.map((h) => `${h} Bal-F1`), 'unique gold catches'],
+    ...rounds.map((r) => [String(r.size), r.dropped ?? '–', r.jurors.join(', '), ...Array.from({ length: cols }, (_, i) => withCi(scores.get(r.systems[i] ?? '')?.step.balanced_f1)), Object.entries(r.unique_gold_steps).map(([k, v]) => `${k}: ${v}`).join(', ')]),
+  ]);
+}
+
+export function costMarkdown(rows: readonly CostRow[], baseline: string | null): string {
+  if (rows.length === 0) return '';
+  return table([
+    ['system', 'calls', 'input tokens', 'output tokens', '$ total', '$ per record', `calls ×${baseline ? '' : ' (no baseline)'}`, 'tokens ×', '$ ×'],
+    ...rows.map((r) => [r.system, int(r.calls), int(r.tokens_in), int(r.tokens_out), r.cost_usd.toFixed(4), r.cost_per_record.toFixed(6), times(r.ratio?.calls), times(r.ratio?.tokens_total), times(r.ratio?.cost_usd)]),
+  ]);
+}
+
+export function analyticTable(rows: readonly AnalyticRow[], scores: ReadonlyMap<string, SystemScore>): string {
+  if (rows.length === 0) return '';
+  const keys = ['recall', 'specificity', 'balanced_f1', 'precision'] as const;
+  return table([
+    ['system', ...keys.flatMap((k) => [`${k} predicted`, `${k} observed [95% CI]`])],
+    ...rows.map((r) => [r.system, ...keys.flatMap((k) => [`${pct(r.predicted[k] ?? null)}${r.within_ci[k] === false ? ' ✗' : ''}`, withCi(scores.get(r.system)?.step[k])])]),
+  ]);
+}
+
+/** The Markdown report (eval.md); the CLI prints the same text. */
+export function renderMarkdown(r: EvalReport): string {
+  const scores = new Map(r.systems.map((s) => [s.system, s]));
+  const ladder = r.systems.filter((s) => s.kind !== 'knockout');
+  const o = r.options;
+  const lines = [
+    `# Evaluation: ${r.benchmark}`,
+    '',
+    `Data: \`${r.data}\` — ${int(r.records.loaded)} records loaded (${r.records.skipped_by_adapter} skipped by the adapter), ${int(r.records.selected)} selected, ${int(r.records.scored)} scored` +
+      (r.records.missing ? `, ${r.records.missing} without a verdict` : '') +
+      (r.records.mismatched ? `, ${r.records.mismatched} with a different step count (left out)` : '') +
+      (r.records.unmatched ? `, ${r.records.unmatched} verdicts not in the benchmark` : '') +
+      '.',
+    `Steps scored: ${int(r.steps.erroneous)} erroneous, ${int(r.steps.correct)} correct (${int(r.steps.unlabelled)} unlabelled steps left out).`,
+    `Severity threshold: ${o.threshold}+; propagation: ${o.propagate ? 'on' : 'off'}; records without a verdict: ${o.failed}; ` +
+      `${Math.round(o.level * 100)} % bootstrap intervals from ${int(o.resamples)} record-level resamples (seed ${o.seed}). Numbers are percentages.`,
+    '',
+    '## Step level (pooled over all steps)',
+    '',
+    stepTable(ladder),
+    '',
+    `## ${r.systems[0]?.protocol.name ?? 'protocol'} protocol`,
+    '',
+    protocolTable(ladder),
+  ];
+  if (r.knockout.length) lines.push('', '## Knockout (Phase 1 fixed, Phase 2 re-run)', '', knockoutTable(r.knockout, scores));
+  if (r.analytic.length) lines.push('', '## Observed vs. predicted from the simulator profile', '', analyticTable(r.analytic, scores));
+  if (r.cost.length) lines.push('', `## Cost${r.cost_baseline ? ` (ratios to ${r.cost_baseline})` : ''}`, '', costMarkdown(r.cost, r.cost_baseline));
+  if (r.notes.length) lines.push('', '## Notes', '', ...r.notes.map((n) => `- ${n}`));
+  return `${lines.join('\n')}\n`;
+}
