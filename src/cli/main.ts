@@ -6,10 +6,15 @@ import { ConfigError } from '../config/load.js';
 import { packageRoot } from '../paths.js';
 import { SegmentationError } from '../segment.js';
 import { UsageError } from './io.js';
+import { registerEval } from './eval.js';
 import { registerJudge } from './judge.js';
+import { registerReport } from './report.js';
+import { registerModels } from './models.js';
 import { registerRun } from './run.js';
 import { registerSegment } from './segment.js';
+import { registerServeLocal } from './serve-local.js';
 import { registerSimulate } from './simulate.js';
+import { registerTaxonomy } from './taxonomy.js';
 
 const version = JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')).version as string;
 
@@ -23,6 +28,11 @@ registerRun(program);
 registerJudge(program);
 registerSegment(program);
 registerSimulate(program);
+registerTaxonomy(program);
+registerReport(program);
+registerModels(program);
+registerServeLocal(program);
+registerEval(program);
 
 try {
   await program.parseAsync(process.argv);
