@@ -1,11 +1,17 @@
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { openFileSource } from '../../connectors/file/index.js';
+import { openKafkaInput, runKafkaJob } from '../../connectors/kafka/job.js';
+import { isKafkaUrl } from '../../connectors/kafka/options.js';
+import { createS3Client, isS3Url } from '../../connectors/s3/client.js';
+import { ExclusiveCommitter } from '../../connectors/s3/committer.js';
+import { openOutput } from '../../connectors/s3/output.js';
+import { openS3ParquetSource } from '../../connectors/s3/parquet-source.js';
 import type { ShardFormat } from '../../schemas/outputs.js';
-import { LocalObjectStore } from '../pipeline/object-store.js';
 import type { CommittedRanges } from '../pipeline/range-planner.js';
 import { listCommitted, ShardCommitter } from '../pipeline/shard-commit.js';
 import { runStage, type StageCounters } from '../pipeline/stage.js';
 import { packageRoot } from '../paths.js';
+import { streamEnricher } from '../taxonomy/stream.js';
 import { UsageError } from './io.js';
 import { loadJuryConfig, openJury, type JuryOptions } from './jury-setup.js';
 
@@ -18,6 +24,11 @@ export interface RunJobOptions extends JuryOptions {
   maxRecords: number;
   maxChars: number;
   resume: boolean;
+  /** s3:// input: this worker's share of the objects (rank of world_size) */
+  rank?: number;
+  worldSize?: number;
+  /** kafka:// input: stop once the group has read and committed everything */
+  untilCaughtUp?: boolean;
 }
 
 export interface RunJobHooks {
@@ -46,16 +57,39 @@ export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<S
   const config = loadJuryConfig(opts);
   const input = opts.input ?? join(packageRoot(), 'examples', 'traces');
   if (!opts.input) process.stderr.write(`reasoning-jury: no --input given, reading the bundled examples in ${input}\n`);
-  const out = resolve(opts.out);
-  const committer = new ShardCommitter(new LocalObjectStore(out), { formats: opts.formats });
+  // --out is a folder or s3://bucket/prefix; manifests are create-only on S3 (racing writers).
+  const output = await openOutput(opts.out, config.s3).catch((err: Error) => {
+    throw new UsageError(err.message);
+  });
+  const out = output.location;
+  const committer = new ExclusiveCommitter(output.store, { formats: opts.formats });
+  if (isKafkaUrl(input)) {
+    // Kafka resumes from the group's offsets and the manifests of each partition it is given.
+    const kafka = await openKafkaInput(input, config.kafka).catch((err: Error) => {
+      throw new UsageError(err.message);
+    });
+    const runtime = await openJury(config, opts);
+    try {
+      hooks.onTotal(undefined);
+      const enrich = streamEnricher(config, runtime);
+      const { concurrency, maxRecords, maxChars, formats } = opts;
+      return await runKafkaJob({ input: kafka, config, runtime, store: output.store, formats, concurrency, maxRecords, maxChars, untilCaughtUp: opts.untilCaughtUp ?? false, signal: hooks.signal, onProgress: hooks.onProgress, ...(enrich ? { enrich } : {}) });
+    } finally {
+      await runtime.close();
+    }
+  }
   const done = await committedRanges(committer);
   if (!opts.resume && done.ranges.size > 0) throw new UsageError(`${out} already holds committed ranges; use another --out, or drop --no-resume to continue where it stopped`);
-  const source = await openFileSource(input).catch((err: Error) => {
+  const open = isS3Url(input)
+    ? openS3ParquetSource(createS3Client(config.s3), input, { rank: opts.rank ?? 0, worldSize: opts.worldSize ?? 1, committed: done.ranges })
+    : openFileSource(input);
+  const source = await open.catch((err: Error) => {
     throw new UsageError(err.message);
   });
   try {
     const runtime = await openJury(config, opts);
     try {
+      const enrich = streamEnricher(config, runtime);
       const hint = await source.sizeHint?.().catch(() => undefined);
       hooks.onTotal(hint?.totalRows !== undefined ? Math.max(0, hint.totalRows - done.records) : undefined);
       return await runStage({
@@ -68,6 +102,7 @@ export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<S
         range: { maxRecords: opts.maxRecords, maxChars: opts.maxChars, sequentialUnits: true },
         onProgress: hooks.onProgress,
         signal: hooks.signal,
+        ...(enrich ? { enrich } : {}),
       });
     } finally {
       await runtime.close();

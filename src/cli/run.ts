@@ -19,6 +19,9 @@ interface RunOptions extends JuryOptions {
   resume: boolean;
   progress: string;
   maxHeapMb: string;
+  rank?: string;
+  worldSize: string;
+  untilCaughtUp?: boolean;
 }
 
 const positiveInt = (v: string, flag: string): number => {
@@ -36,6 +39,7 @@ function summaryText(c: StageCounters, out: string, seconds: number): string {
     ['    degraded verdicts', c.degraded],
     ['    no verdict (too few jurors)', c.no_verdict],
     ['  dead letters', c.dead_letters],
+    ...(c.dropped_revoked > 0 ? [['  dropped when a partition moved (re-read there)', c.dropped_revoked]] : []),
     ['ranges committed', c.ranges_committed],
     ['tokens in / out', `${c.tokens_in} / ${c.tokens_out}`],
     ['cost (USD)', c.cost_usd.toFixed(6)],
@@ -50,8 +54,8 @@ export function registerRun(program: Command): void {
     .command('run')
     .description('judge a stream of trace records and write verdicts, defects, step labels and filter decisions as shards')
     .option('-c, --config <file>', JURY_OPTION_HELP.config)
-    .option('-i, --input <path>', 'JSONL (.jsonl, .jsonl.gz, .jsonl.zst), Parquet, or a folder of them (default: the bundled examples)')
-    .option('-o, --out <dir>', 'output folder for shards and commit manifests', 'out')
+    .option('-i, --input <path>', 'JSONL (.jsonl, .jsonl.gz, .jsonl.zst), Parquet, or a folder of them; s3://bucket/prefix (Parquet objects); kafka://topic[,topic][?group=id] (default: the bundled examples)')
+    .option('-o, --out <dir>', 'output folder, or s3://bucket/prefix, for shards and commit manifests', 'out')
     .option('--format <format>', 'parquet | arrow | both', 'parquet')
     .option('--concurrency <n>', 'records judged at once', '16')
     .option('--range-records <n>', 'records per committed range (per shard file)', '1000')
@@ -62,6 +66,9 @@ export function registerRun(program: Command): void {
     .option('--gold <file>', JURY_OPTION_HELP.gold)
     .option('--audit-log <file>', JURY_OPTION_HELP.auditLog)
     .option('--no-cache', JURY_OPTION_HELP.cache)
+    .option('--rank <n>', 's3:// input: this worker\'s index among --world-size workers (default $JOB_COMPLETION_INDEX, else 0)')
+    .option('--world-size <n>', 's3:// input: number of workers sharing the objects', '1')
+    .option('--until-caught-up', 'kafka:// input: exit once the consumer group has read and committed every partition (default: keep streaming)')
     .addHelpText(
       'after',
       `
@@ -79,7 +86,14 @@ Examples:
       if (!['auto', 'bar', 'log', 'none'].includes(opts.progress)) throw new UsageError(`--progress must be auto, bar, log or none (got "${opts.progress}")`);
       const maxHeapMb = Number(opts.maxHeapMb);
       if (!Number.isInteger(maxHeapMb) || maxHeapMb < 0) throw new UsageError(`--max-heap-mb must be a whole number of megabytes (got "${opts.maxHeapMb}")`);
+      const worldSize = positiveInt(opts.worldSize, '--world-size');
+      const rankText = opts.rank ?? (worldSize > 1 ? process.env.JOB_COMPLETION_INDEX : undefined) ?? '0';
+      const rank = Number(rankText);
+      if (!Number.isInteger(rank) || rank < 0 || rank >= worldSize) throw new UsageError(`--rank must be a whole number below --world-size ${worldSize} (got "${rankText}")`);
       const job: RunJobOptions = {
+        rank,
+        worldSize,
+        untilCaughtUp: opts.untilCaughtUp === true,
         ...(opts.config ? { config: opts.config } : {}),
         ...(opts.gold ? { gold: opts.gold } : {}),
         ...(opts.auditLog ? { auditLog: opts.auditLog } : {}),
@@ -131,7 +145,7 @@ Examples:
       const done = finished as { counters: StageCounters; stopped: boolean } | null;
       if (!done) throw new Error(`the judging thread exited with code ${exitCode} before finishing (out of memory? raise --max-heap-mb)`);
       (progress as ProgressView | null)?.stop(done.counters);
-      process.stdout.write(`${summaryText(done.counters, resolve(opts.out), (Date.now() - t0) / 1000)}\n`);
+      process.stdout.write(`${summaryText(done.counters, opts.out.startsWith('s3://') ? opts.out.replace(/\/+$/, '') : resolve(opts.out), (Date.now() - t0) / 1000)}\n`);
       if (done.stopped) process.stdout.write('stopped early: run the same command again to continue\n');
     });
 }

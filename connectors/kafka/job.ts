@@ -1,0 +1,118 @@
+/**
+ * `run --input kafka://topics`: wires the consumer, the Kafka-aware committer and the stage.
+ * The jury runtime and the output store come from the caller (src/cli/run-job.ts).
+ */
+import type { JuryConfig } from '../../schemas/config.js';
+import type { ShardFormat } from '../../schemas/outputs.js';
+import type { ObjectStore } from '../../src/pipeline/object-store.js';
+import { runStage, type StageCounters, type StageOptions } from '../../src/pipeline/stage.js';
+import type { Runtime } from '../../src/runtime.js';
+import { KafkaCommitter } from './committer.js';
+import type { Kafka } from 'kafkajs';
+import { createKafkajs, KafkajsConsumer, KafkajsProducer } from './kafkajs-client.js';
+import { KafkaConfig, parseKafkaUrl, resolveBrokers, type KafkaConfigInput } from './options.js';
+import { KafkaOutputs } from './outputs.js';
+import { KafkaSource } from './source.js';
+
+/** A checked Kafka input: settings resolved, brokers reachable, topics present. */
+export interface KafkaInput {
+  cfg: KafkaConfig;
+  topics: string[];
+  group: string;
+  kafka: Kafka;
+  log: (line: string) => void;
+}
+
+const defaultLog = (line: string) => process.stderr.write(line.endsWith('\n') ? line : `${line}\n`);
+
+/**
+ * Resolves `kafka://...` against the config and checks the cluster before any work starts, so
+ * a typo in a topic or an unreachable broker is one clear line, not a stack trace mid-run.
+ */
+export async function openKafkaInput(url: string, section: KafkaConfigInput | KafkaConfig | undefined, log = defaultLog): Promise<KafkaInput> {
+  const cfg = KafkaConfig.parse(section ?? {});
+  const parsed = parseKafkaUrl(url);
+  const topics = parsed.topics.length ? parsed.topics : cfg.topics;
+  if (topics.length === 0) throw new Error('no Kafka topics: give --input kafka://<topic>[,<topic>] or kafka.topics in the config');
+  const brokers = resolveBrokers(cfg);
+  const kafka = createKafkajs(cfg, log);
+  const admin = kafka.admin();
+  try {
+    await admin.connect();
+    const known = new Set(await admin.listTopics());
+    const wanted = [...topics, ...(cfg.events_topic ? [cfg.events_topic] : []), ...(cfg.dlq_topic ? [cfg.dlq_topic] : [])];
+    const missing = wanted.filter((t) => !known.has(t));
+    if (missing.length) throw new Error(`Kafka topic(s) not found on ${brokers.join(',')}: ${missing.join(', ')} (create them first; topics are not auto-created)`);
+  } catch (err) {
+    const msg = (err as Error).message;
+    throw new Error(msg.startsWith('Kafka topic') ? msg : `cannot reach Kafka at ${brokers.join(',')}: ${msg}`);
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+  return { cfg, topics, group: parsed.group ?? cfg.group_id, kafka, log };
+}
+
+export interface KafkaJobOptions {
+  input: KafkaInput;
+  config: JuryConfig;
+  runtime: Runtime;
+  store: ObjectStore;
+  formats: ShardFormat[];
+  concurrency: number;
+  maxRecords: number;
+  maxChars: number;
+  /** end once the group has read and committed everything (batch drain); default: stream forever */
+  untilCaughtUp: boolean;
+  signal: AbortSignal;
+  onProgress?: (c: StageCounters) => void;
+  enrich?: StageOptions['enrich'];
+}
+
+export async function runKafkaJob(opts: KafkaJobOptions): Promise<StageCounters> {
+  const { cfg, topics, group, kafka, log } = opts.input;
+  const consumer = new KafkajsConsumer(kafka, cfg, topics, group);
+  const producer = cfg.events_topic || cfg.dlq_topic ? new KafkajsProducer(kafka) : undefined;
+  const source = new KafkaSource({
+    consumer,
+    topics,
+    store: opts.store,
+    maxBufferedMessages: cfg.max_buffered_messages,
+    maxBufferedBytes: cfg.max_buffered_mb * 1024 * 1024,
+    flushIdleMs: cfg.flush_idle_ms,
+    maxMessageBytes: cfg.max_message_mb * 1024 * 1024,
+    untilCaughtUp: opts.untilCaughtUp,
+    quietMs: Math.min(1000, Math.max(200, cfg.flush_idle_ms || 1000)),
+    rebalanceWaitMs: cfg.rebalance_timeout_ms,
+    signal: opts.signal,
+    log,
+  });
+  const outputs = producer
+    ? new KafkaOutputs(producer, {
+        ...(cfg.events_topic ? { eventsTopic: cfg.events_topic } : {}),
+        ...(cfg.dlq_topic ? { dlqTopic: cfg.dlq_topic } : {}),
+        original: (unit, offset) => source.original(unit, offset),
+      })
+    : undefined;
+  const committer = new KafkaCommitter(opts.store, { formats: opts.formats }, source, outputs, log);
+  try {
+    await source.start();
+    return await runStage({
+      source,
+      runtime: opts.runtime,
+      config: opts.config,
+      committer,
+      committed: new Map(), // the source skips committed offsets itself, per partition
+      concurrency: opts.concurrency,
+      // Partitions interleave: ranges close by size, on revocation, when idle, or at the end.
+      range: { maxRecords: opts.maxRecords, maxChars: opts.maxChars, sequentialUnits: false },
+      onCommitted: source.onCommitted,
+      control: source.attach,
+      ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
+      ...(opts.enrich ? { enrich: opts.enrich } : {}),
+      signal: opts.signal,
+    });
+  } finally {
+    await source.close().catch((err: Error) => log(`reasoning-jury: kafka: closing the consumer failed: ${err.message}`));
+    await producer?.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,387 @@
+/**
+ * Kafka topics as a Source for the stage, in a consumer group.
+ *
+ * Flow: the client's fetch loop hands batches to `onBatch`, which queues messages in a bounded
+ * buffer; the stage pulls them one by one. When the buffer is full, fetching is paused for
+ * every assigned partition, and resumed once the stage has drained it to half.
+ *
+ * Offsets: a partition's commit point is the first offset not yet in committed shards
+ * (CoveredOffsets). It moves when the stage reports a range durable (`onCommitted`), when a
+ * manifest left by an earlier owner is found, or over offsets that hold no visible message.
+ * It is committed to the group right then, so the group's offset is never ahead of the shards.
+ *
+ * Rebalances: a revoked partition's buffered messages are discarded and its uncommitted ranges
+ * dropped from the stage (StageControl.dropUnit); the new owner re-reads them from the
+ * committed offset and rebuilds ranges of the same names. Before a range is written,
+ * KafkaCommitter asks `mayWrite`, which waits out a rebalance in progress. A newly assigned
+ * partition first lists the manifests at or after its committed offset: ranges an earlier
+ * owner wrote but did not acknowledge are skipped message by message.
+ */
+import type { ObjectStore } from '../../src/pipeline/object-store.js';
+import type { CommittedRange, StageControl } from '../../src/pipeline/stage.js';
+import { DEFAULT_MAX_RAW_TEXT_BYTES, type Source, type SourceItem, type SourceProgress } from '../source.js';
+import { MessageBuffer, type Buffered } from './buffer.js';
+import { committedRangesFrom } from './manifests.js';
+import { drainState, intake, newPart, startAt, unitOf, type Part } from './partition.js';
+import type { InBatch, InMessage, KafkaConsumerPort, TopicPartition } from './port.js';
+import { messageItem } from './records.js';
+
+export type RangeOutcome = 'written' | 'existing' | 'skipped' | 'conflict';
+
+export interface KafkaSourceOptions {
+  consumer: KafkaConsumerPort;
+  topics: string[];
+  /** the output store: manifests there tell what an earlier owner already committed */
+  store: ObjectStore;
+  maxBufferedMessages: number;
+  maxBufferedBytes: number;
+  /** close an idle, caught-up partition's open range after this long; 0 = never */
+  flushIdleMs: number;
+  maxMessageBytes: number;
+  /** end the stream once every assigned partition is caught up and quiet for `quietMs` */
+  untilCaughtUp?: boolean;
+  quietMs?: number;
+  /** longest wait for a rebalance to settle before a write is refused */
+  rebalanceWaitMs?: number;
+  maxRawTextBytes?: number;
+  signal?: AbortSignal;
+  log?: (line: string) => void;
+}
+
+export interface KafkaSourceStats {
+  pauses: number;
+  paused: boolean;
+  buffered: number;
+  bufferedBytes: number;
+  maxBuffered: number;
+  maxBufferedBytes: number;
+  skippedCommitted: number;
+  offsetCommits: number;
+  revocations: number;
+  resets: number;
+}
+
+export class KafkaSource implements Source {
+  readonly name: string;
+  private readonly parts = new Map<string, Part>();
+  private readonly buffer: MessageBuffer<Part>;
+  private paused = false;
+  private rebalancing = false;
+  private assignedOnce = false;
+  private settled: Array<() => void> = [];
+  private waiter: (() => void) | null = null;
+  private crash: Error | null = null;
+  private ended = false;
+  private closed = false;
+  private ctl: StageControl | undefined;
+  /** each range's commit outcome, with the partition state it was decided against */
+  private readonly outcomes = new Map<string, { outcome: RangeOutcome; part: Part | undefined }>();
+  private commitChain: Promise<void> = Promise.resolve();
+  private lastActivity = Date.now();
+  private lastCaughtUpCheck = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private items = 0;
+  private bytesRead = 0;
+  private iterating = false;
+  readonly stats: KafkaSourceStats = { pauses: 0, paused: false, buffered: 0, bufferedBytes: 0, maxBuffered: 0, maxBufferedBytes: 0, skippedCommitted: 0, offsetCommits: 0, revocations: 0, resets: 0 };
+
+  constructor(private readonly opts: KafkaSourceOptions) {
+    this.name = `kafka:${opts.topics.join(',')}`;
+    this.buffer = new MessageBuffer({ messages: opts.maxBufferedMessages, bytes: opts.maxBufferedBytes });
+    opts.signal?.addEventListener('abort', () => this.wake(), { once: true });
+  }
+
+  private log(line: string): void {
+    this.opts.log?.(`reasoning-jury: kafka: ${line}\n`);
+  }
+
+  /** Joins the group and starts fetching. */
+  async start(): Promise<void> {
+    await this.opts.consumer.start({
+      onBatch: (b) => this.onBatch(b),
+      onRebalancing: () => {
+        this.rebalancing = true;
+      },
+      onAssigned: (tps) => this.onAssigned(tps),
+      onCrash: (err) => {
+        this.crash = new Error(`Kafka consumer stopped: ${err.message}`);
+        this.wake();
+      },
+    });
+    if (this.opts.flushIdleMs > 0) {
+      this.timer = setInterval(() => this.flushIdle(), Math.max(50, Math.floor(this.opts.flushIdleMs / 2)));
+      this.timer.unref();
+    }
+  }
+
+  /** StageOptions.control: how the source closes or drops a partition's ranges. */
+  attach = (ctl: StageControl): void => {
+    this.ctl = ctl;
+  };
+
+  // ---- fetch side --------------------------------------------------------------------------
+
+  private async onBatch(b: InBatch): Promise<void> {
+    const part = this.parts.get(unitOf(b));
+    if (!part || this.ended) return;
+    if (!part.covered) {
+      // Ranges committed at or after the start by an earlier owner count as done.
+      const found = await committedRangesFrom(this.opts.store, part.unit, b.fetchedOffset);
+      if (this.parts.get(part.unit) !== part) return; // revoked meanwhile: not ours to read
+      if (!part.covered) startAt(part, b.fetchedOffset, found);
+      if (found.length) this.log(`${part.unit}: ${found.length} range(s) from ${b.fetchedOffset} already committed by an earlier owner; skipping them`);
+    }
+    const { fresh, committed } = intake(part, b);
+    this.stats.skippedCommitted += committed;
+    for (const m of fresh) this.buffer.push(part, m);
+    part.buffered += fresh.length;
+    this.lastActivity = Date.now();
+    this.noteBuffer();
+    if (!this.paused && this.buffer.full) this.pauseAll();
+    if (part.covered!.next > part.committed) void this.commitOffsets();
+    this.wake();
+  }
+
+  private onAssigned(tps: TopicPartition[]): void {
+    const next = new Set(tps.map(unitOf));
+    for (const part of [...this.parts.values()]) if (!next.has(part.unit)) this.revoke(part, 'revoked');
+    for (const tp of tps) if (!this.parts.has(unitOf(tp))) this.parts.set(unitOf(tp), newPart(tp));
+    this.rebalancing = false;
+    this.assignedOnce = true;
+    // The client may forget pauses across a rebalance: state them again.
+    if (this.paused || this.ended) this.opts.consumer.pause(this.assigned());
+    for (const s of this.settled.splice(0)) s();
+    this.log(`assigned ${tps.length ? tps.map(unitOf).join(', ') : 'no partitions'}`);
+    void this.commitOffsets();
+    this.wake();
+  }
+
+  /** Forget a partition: its buffered messages go, its unwritten ranges are dropped. */
+  private revoke(part: Part, why: 'revoked' | 'reset'): void {
+    this.parts.delete(part.unit);
+    if (part.buffered > 0) {
+      this.buffer.removePart(part);
+      part.buffered = 0;
+    }
+    part.held.clear();
+    const dropped = this.ctl?.dropUnit(part.unit) ?? 0;
+    if (why === 'revoked') this.stats.revocations++;
+    this.log(`${part.unit} ${why}: ${dropped} uncommitted record(s) dropped; they are re-read from offset ${part.covered?.next ?? '(committed)'}`);
+  }
+
+  private assigned(): TopicPartition[] {
+    return [...this.parts.values()].map((p) => p.tp);
+  }
+
+  private size(): number {
+    return this.buffer.size;
+  }
+
+  private noteBuffer(): void {
+    this.stats.buffered = this.buffer.size;
+    this.stats.bufferedBytes = this.buffer.bytes;
+    this.stats.maxBuffered = this.buffer.maxSize;
+    this.stats.maxBufferedBytes = this.buffer.maxBytes;
+  }
+
+  private pauseAll(): void {
+    this.paused = true;
+    this.stats.paused = true;
+    this.stats.pauses++;
+    this.opts.consumer.pause(this.assigned());
+  }
+
+  private resumeAll(): void {
+    this.paused = false;
+    this.stats.paused = false;
+    this.opts.consumer.resume(this.assigned());
+  }
+
+  /** A partition caught up and quiet for flushIdleMs gets its partial range committed. */
+  private flushIdle(): void {
+    if (this.ended || this.rebalancing || !this.ctl) return;
+    const now = Date.now();
+    for (const part of this.parts.values()) {
+      if (!part.dirty || part.buffered > 0 || now - part.lastBatchAt < this.opts.flushIdleMs) continue;
+      if (part.highWatermark >= 0 && part.expected < part.highWatermark) continue;
+      part.dirty = false;
+      this.ctl.closeUnit(part.unit);
+    }
+  }
+
+  // ---- stage side --------------------------------------------------------------------------
+
+  [Symbol.asyncIterator](): AsyncIterator<SourceItem> {
+    if (this.iterating) throw new Error(`${this.name}: a source can be iterated only once`);
+    this.iterating = true;
+    return { next: () => this.next(), return: async () => this.end() };
+  }
+
+  private async next(): Promise<IteratorResult<SourceItem>> {
+    for (;;) {
+      if (this.crash) throw this.crash;
+      if (this.closed || this.opts.signal?.aborted) return this.end();
+      const e = this.take();
+      if (e) return { done: false, value: this.toItem(e) };
+      if (this.opts.untilCaughtUp && (await this.caughtUp())) return this.end();
+      await new Promise<void>((resolve) => {
+        this.waiter = resolve;
+        setTimeout(resolve, 200).unref();
+      });
+      this.waiter = null;
+    }
+  }
+
+  private wake(): void {
+    this.waiter?.();
+  }
+
+  private take(): Buffered<Part> | undefined {
+    for (let e = this.buffer.shift(); e; e = this.buffer.shift()) {
+      e.part.buffered--;
+      if (this.paused && this.buffer.drained) this.resumeAll();
+      if (this.parts.get(e.part.unit) !== e.part) continue; // revoked while queued
+      this.noteBuffer();
+      return e;
+    }
+    this.noteBuffer();
+    return undefined;
+  }
+
+  private toItem(e: Buffered<Part>): SourceItem {
+    const { part, msg } = e;
+    this.items++;
+    this.bytesRead += msg.value?.byteLength ?? 0;
+    part.dirty = true;
+    // Kept for the dead-letter topic until the range commits. A copy: the client's buffers are
+    // views into whole fetch responses, which one held view would keep alive.
+    part.held.set(msg.offset, { ...msg, key: msg.key && Buffer.from(msg.key), value: msg.value && Buffer.from(msg.value) });
+    return messageItem(part.tp, msg, { maxMessageBytes: this.opts.maxMessageBytes, maxRawTextBytes: this.opts.maxRawTextBytes ?? DEFAULT_MAX_RAW_TEXT_BYTES });
+  }
+
+  /** Stops handing out messages; fetching is paused so nothing piles up while the stage drains. */
+  private end(): IteratorResult<SourceItem> {
+    if (!this.ended) {
+      this.ended = true;
+      clearInterval(this.timer);
+      this.opts.consumer.pause(this.assigned());
+    }
+    return { done: true, value: undefined };
+  }
+
+  /**
+   * True once the whole group is drained: our partitions read up to their log end, and every
+   * other partition of the topics committed up to its log end by its owner. Waiting for the
+   * others keeps an instance from leaving while a rebalance could still hand it unread data;
+   * our own partial ranges are flushed meanwhile so the others can see us finish too.
+   */
+  private async caughtUp(): Promise<boolean> {
+    const quiet = this.opts.quietMs ?? 1000;
+    if (!this.assignedOnce || this.rebalancing || this.size() > 0 || Date.now() - this.lastActivity < quiet) return false;
+    if (Date.now() - this.lastCaughtUpCheck < quiet) return false;
+    this.lastCaughtUpCheck = Date.now();
+    const state = drainState(this.parts, await this.opts.consumer.offsets(this.opts.topics));
+    if (state === 'reading') return false;
+    if (state === 'others') {
+      for (const part of this.parts.values()) {
+        if (!part.dirty) continue;
+        part.dirty = false;
+        this.ctl?.closeUnit(part.unit);
+      }
+      return false;
+    }
+    return !this.rebalancing && this.size() === 0;
+  }
+
+  // ---- commit side -------------------------------------------------------------------------
+
+  /** KafkaCommitter asks before writing: false once the partition is no longer ours. */
+  async mayWrite(unit: string): Promise<boolean> {
+    if (this.rebalancing) {
+      await new Promise<void>((resolve) => {
+        this.settled.push(resolve);
+        setTimeout(resolve, this.opts.rebalanceWaitMs ?? 60_000).unref();
+      });
+    }
+    return !this.rebalancing && this.parts.has(unit) && !this.crash;
+  }
+
+  /** Lowest offset a manifest overlapping a new range of `unit` could start at. */
+  floor(unit: string): number {
+    return this.parts.get(unit)?.covered?.next ?? 0;
+  }
+
+  noteOutcome(first: string, last: string, outcome: RangeOutcome, unit?: string): void {
+    this.outcomes.set(`${first}-${last}`, { outcome, part: unit === undefined ? undefined : this.parts.get(unit) });
+  }
+
+  /** StageOptions.onCommitted: the range is durable (or was found conflicting). */
+  onCommitted = async (range: CommittedRange): Promise<void> => {
+    const key = `${range.first}-${range.last}`;
+    const noted = this.outcomes.get(key);
+    this.outcomes.delete(key);
+    const part = this.parts.get(range.unit);
+    if (!part?.covered) return;
+    if (noted?.outcome === 'skipped' || noted?.outcome === 'conflict') {
+      // Not written, yet the partition is still ours (the same assignment, not a later one):
+      // read it again from its commit point.
+      if (noted.part === part) this.reset(part);
+      return;
+    }
+    part.covered.add(range.firstOffset, range.lastOffset);
+    for (const off of part.held.keys()) if (off >= range.firstOffset && off <= range.lastOffset) part.held.delete(off);
+    await this.commitOffsets();
+  };
+
+  /**
+   * Another writer committed a range overlapping ours (a race with a former owner): drop what
+   * we hold for the partition and read it again from the commit point, skipping its ranges.
+   */
+  private reset(part: Part): void {
+    const from = part.covered?.next ?? 0;
+    this.stats.resets++;
+    this.revoke(part, 'reset');
+    this.parts.set(part.unit, newPart(part.tp));
+    this.opts.consumer.seek(part.tp, from);
+  }
+
+  /** The original message behind a dead letter, while its range is being committed. */
+  original(unit: string, offset: number): InMessage | undefined {
+    return this.parts.get(unit)?.held.get(offset);
+  }
+
+  /** Commits every partition's commit point that moved; serialized, failures retried later. */
+  commitOffsets(): Promise<void> {
+    this.commitChain = this.commitChain.then(async () => {
+      if (this.rebalancing) return;
+      const due = [...this.parts.values()].filter((p) => p.covered && p.covered.next > p.committed);
+      if (due.length === 0) return;
+      const offsets = due.map((p) => ({ ...p.tp, offset: p.covered!.next }));
+      try {
+        await this.opts.consumer.commit(offsets);
+        this.stats.offsetCommits++;
+        for (const [i, p] of due.entries()) p.committed = Math.max(p.committed, offsets[i]!.offset);
+      } catch (err) {
+        // Typically a rebalance: the offsets are committed again after the next assignment.
+        this.log(`offset commit deferred: ${(err as Error).message}`);
+      }
+    });
+    return this.commitChain;
+  }
+
+  progress(): SourceProgress {
+    return { items: this.items, bytesRead: this.bytesRead };
+  }
+
+  /** Commits what is due, leaves the group and disconnects. Call after the stage finished. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.end();
+    for (let i = 0; i < 3 && [...this.parts.values()].some((p) => p.covered && p.covered.next > p.committed); i++) {
+      if (this.rebalancing) await new Promise((r) => setTimeout(r, 500));
+      await this.commitOffsets();
+    }
+    await this.opts.consumer.stop();
+  }
+}
