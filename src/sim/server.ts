@@ -1,5 +1,4 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import type { ChatMessage, ChatRequest } from '../llm/types.js';
 import { defaultProfile } from './default-profile.js';
@@ -8,6 +7,7 @@ import type { GoldIndex } from './gold.js';
 import { listedModels, type SimProfile } from './profile.js';
 import { SimRuntime, type Outcome, type SimStatsSnapshot } from './runtime.js';
 import type { SimTask } from './tasks.js';
+import { listenOpenAICompatible } from '../http-listen.js';
 
 /**
  * The simulator as an OpenAI-compatible HTTP server on loopback, so tests and the demo go
@@ -265,32 +265,14 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
       else sendError(res, 500, 'simulator_bug', `simulator failed: ${(e as Error)?.message ?? String(e)}`);
     });
   });
-  // Hanging requests are the point; do not let Node cut them off on its own schedule.
-  server.requestTimeout = 0;
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const addr = server.address() as AddressInfo;
-  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-  let closing: Promise<void> | undefined;
-
+  const listening = await listenOpenAICompatible(server, opts.port ?? 0, opts.host ?? '127.0.0.1');
   return {
-    url: `http://${host}:${addr.port}/v1`,
-    port: addr.port,
+    url: listening.url,
+    port: listening.port,
     engine,
     stats: () => runtime.stats(),
-    close() {
-      closing ??= new Promise<void>((resolve) => {
-        for (const cancel of [...pending]) cancel();
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      return closing;
-    },
+    close: () => listening.close(() => {
+      for (const cancel of [...pending]) cancel();
+    }),
   };
 }

@@ -8,10 +8,10 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import type { ChatMessage } from '../types.js';
 import { LocalEngineError, type LocalEngine } from './engine.js';
+import { listenOpenAICompatible } from '../../http-listen.js';
 
 export interface LocalServerOptions {
   engine: LocalEngine;
@@ -138,30 +138,13 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<Runnin
       else sendError(res, 500, 'internal_error', `local server failed: ${(e as Error)?.message ?? String(e)}`);
     });
   });
-  // Generation on a CPU can take minutes; the client's own timeout decides, not Node's default.
-  server.requestTimeout = 0;
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const addr = server.address() as AddressInfo;
-  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-  let closing: Promise<void> | undefined;
+  const listening = await listenOpenAICompatible(server, opts.port ?? 0, opts.host ?? '127.0.0.1');
   return {
-    url: `http://${host}:${addr.port}/v1`,
-    port: addr.port,
-    close() {
-      closing ??= new Promise<void>((resolve) => {
-        for (const c of inFlight) c.abort(new Error('server closing'));
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      return closing;
-    },
+    url: listening.url,
+    port: listening.port,
+    close: () => listening.close(() => {
+      for (const c of inFlight) c.abort(new Error('server closing'));
+    }),
   };
 }
 
