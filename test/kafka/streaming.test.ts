@@ -2,9 +2,7 @@
 // of quiet partitions get committed by the idle flush, new messages keep being picked up, and
 // SIGTERM finishes and commits what is in flight before exiting.
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import YAML from 'yaml';
 import { readCommittedRows } from '../../src/pipeline/shard-read.js';
 import { syntheticRecords } from '../../src/sim/synthetic.js';
 import { BIN } from '../helpers/cli.js';
@@ -35,9 +33,7 @@ describe('Kafka streaming run', () => {
 
   it('commits partial ranges when idle, keeps consuming, and stops cleanly on SIGTERM', async () => {
     const dir = tempDir('kafka-stream');
-    const config = f.config(dir);
-    const cfg = YAML.parse(readFileSync(config, 'utf8'));
-    writeFileSync(config, YAML.stringify({ ...cfg, mode: 'single', jurors: [cfg.jurors[0]] }));
+    const config = f.config(dir, {}, 0, 'single');
     // Ranges of 1,000: nothing here ever fills one, so every commit is an idle flush.
     const args = f.args(config, ['--range-records', '1000']).filter((a) => a !== '--until-caught-up');
     const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });

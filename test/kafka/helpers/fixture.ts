@@ -30,7 +30,8 @@ export interface KafkaFixture {
   s3: S3Client;
   store: S3ObjectStore;
   produced: Produced;
-  config(dir: string, kafka?: Record<string, unknown>, latency?: unknown): string;
+  /** `single`: one juror, no phase 2 — keeps long protocol tests CPU-light on a shared box */
+  config(dir: string, kafka?: Record<string, unknown>, latency?: unknown, jury?: 'single'): string;
   args(config: string, extra?: string[]): string[];
   manifests(): Promise<number>;
   cleanup(): Promise<void>;
@@ -95,10 +96,13 @@ export async function kafkaFixture(name: string, opts: { records: number; bad: n
     s3,
     store,
     produced: { goodIds: good.map((r) => r.id), badKeys, total: messages.length },
-    config: (dir, k = {}, latency = 0) =>
+    config: (dir, k = {}, latency = 0, jury) =>
       fastSimConfig(
         dir,
-        { kafka: { group_id: group, session_timeout_ms: 6000, heartbeat_interval_ms: 500, rebalance_timeout_ms: 15000, flush_idle_ms: 500, dlq_topic: dlq, events_topic: events, ...k } },
+        {
+          kafka: { group_id: group, session_timeout_ms: 6000, heartbeat_interval_ms: 500, rebalance_timeout_ms: 15000, flush_idle_ms: 500, dlq_topic: dlq, events_topic: events, ...k },
+          ...(jury === 'single' ? { mode: 'single', jurors: [{ id: 'jury-0', endpoint: 'sim', model: 'sim-juror-a' }] } : {}),
+        },
         { latency_ms: latency },
       ),
     args: (config, extra = []) => ['run', '--config', config, '--input', `kafka://${topic}`, '--out', `s3://${bucket}/out`, '--until-caught-up', '--progress', 'none', ...extra],
