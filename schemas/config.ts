@@ -23,6 +23,12 @@ export const EndpointConfig = z
     backoff_base_ms: z.int().nonnegative().default(500),
     backoff_max_ms: z.int().nonnegative().default(30_000),
     headers: z.record(z.string(), z.string()).default({}),
+    /**
+     * Ask the server to constrain structured replies (jurors, consolidator, moderator): `json_schema`
+     * sends each call's JSON Schema as response_format (vLLM, SGLang, OpenAI, serve-local),
+     * `json_object` asks for JSON mode, `none` relies on the prompt (replies are validated either way).
+     */
+    response_format: z.enum(['none', 'json_object', 'json_schema']).default('none'),
     /** kind: local — a .gguf file, or a name from `reasoning-jury models list` (e.g. smollm2-135m). */
     model_path: z.string().min(1).optional(),
     /** kind: local — inference threads; default 1 under CI, else up to 4 (leaving a core free). */

@@ -85,6 +85,7 @@ export function createOpenAIProvider(name: string, endpoint: EndpointConfig, opt
           max_tokens: req.max_tokens,
           seed: req.seed,
           reasoning_effort: req.reasoning_effort,
+          ...responseFormat(endpoint, req),
           // Provider-specific knobs go last so they can override anything above.
           ...(req.extra_body ?? {}),
         } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
@@ -154,4 +155,15 @@ export function toProviderError(err: unknown, redactor: Redactor): ProviderError
   // E.g. a 200 whose body is not JSON: a flaky proxy more often than a permanent condition.
   const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
   return new ProviderError(redactor.text(short(`unexpected error: ${message}`)), true);
+}
+
+/**
+ * Constrained decoding for structured calls when the endpoint opts in. Free-text calls (juror
+ * turns) carry no schema and are never constrained. Strictness is off: our zod schemas accept
+ * optional and lenient fields that strict mode would have to forbid.
+ */
+function responseFormat(endpoint: EndpointConfig, req: ChatRequest): { response_format?: unknown } {
+  if (!req.json_schema || endpoint.response_format === 'none') return {};
+  if (endpoint.response_format === 'json_object') return { response_format: { type: 'json_object' } };
+  return { response_format: { type: 'json_schema', json_schema: { name: 'reply', schema: req.json_schema, strict: false } } };
 }

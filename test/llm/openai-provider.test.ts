@@ -34,6 +34,30 @@ async function failure(p: Promise<unknown>): Promise<ProviderError> {
   throw new Error('expected a failure');
 }
 
+describe('openai provider: constrained structured replies', () => {
+  const schema = { type: 'object', properties: { negatives: { type: 'array' } }, required: ['negatives'] };
+  const never = new AbortController().signal;
+
+  it('json_schema: a structured call sends its schema as response_format; a free-text call sends none', async () => {
+    const { server, provider } = await setup([ok('{"negatives":[]}'), ok('prose')], { response_format: 'json_schema' });
+    await provider.complete({ ...req, json_schema: schema }, never);
+    await provider.complete(req, never);
+    expect(server.requests[0]!.body.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'reply', schema, strict: false } });
+    expect(server.requests[1]!.body).not.toHaveProperty('response_format');
+  });
+
+  it('json_object asks for JSON mode; the default sends nothing, schema or not', async () => {
+    const a = await setup([ok('{}')], { response_format: 'json_object' });
+    await a.provider.complete({ ...req, json_schema: schema }, never);
+    expect(a.server.requests[0]!.body.response_format).toEqual({ type: 'json_object' });
+    await provider?.close?.();
+    await server?.close();
+    const b = await setup([ok('{}')]);
+    await b.provider.complete({ ...req, json_schema: schema }, never);
+    expect(b.server.requests[0]!.body).not.toHaveProperty('response_format');
+  });
+});
+
 describe('openai provider', () => {
   it('sends the key, sampling params, extra_body and headers; reads content, reasoning and usage', async () => {
     const { server, provider } = await setup([ok('hello', { reasoning_content: 'I thought', tokens_in: 11, tokens_out: 3 })], { headers: { 'x-team': 'jury' } });
