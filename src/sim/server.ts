@@ -7,7 +7,7 @@ import type { GoldIndex } from './gold.js';
 import { listedModels, type SimProfile } from './profile.js';
 import { SimRuntime, type Outcome, type SimStatsSnapshot } from './runtime.js';
 import type { SimTask } from './tasks.js';
-import { listenOpenAICompatible } from '../http-listen.js';
+import { HttpError, listenOpenAICompatible, readBody, sendError, sendJson } from '../openai-http.js';
 
 /**
  * The simulator as an OpenAI-compatible HTTP server on loopback, so tests and the demo go
@@ -57,16 +57,6 @@ const WireRequest = z
   })
   .loose();
 
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 /** The wire body as the ChatRequest the engine understands. */
 export function toChatRequest(body: unknown): ChatRequest {
   const r = WireRequest.safeParse(body);
@@ -88,18 +78,6 @@ export function toChatRequest(body: unknown): ChatRequest {
   return req;
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  if (res.headersSent || res.destroyed) return;
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), ...headers });
-  res.end(text);
-}
-
-function sendError(res: ServerResponse, status: number, code: string, message: string, headers: Record<string, string> = {}): void {
-  const type = status === 429 ? 'rate_limit_error' : status >= 500 ? 'server_error' : 'invalid_request_error';
-  sendJson(res, status, { error: { message, type, param: null, code } }, headers);
-}
-
 function retryHeaders(ms: number): Record<string, string> {
   // retry-after is whole seconds by the HTTP spec; retry-after-ms (read by the openai client) is exact.
   return { 'retry-after': String(Math.ceil(ms / 1000)), 'retry-after-ms': String(ms) };
@@ -119,26 +97,6 @@ function completionBody(req: ChatRequest, r: Extract<EngineResult, { kind: 'ok' 
     choices: [{ index: 0, message, logprobs: null, finish_reason: r.finish_reason }],
     usage,
   };
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_BODY_BYTES) {
-        reject(new HttpError(413, 'body_too_large', `request body above ${MAX_BODY_BYTES} bytes`));
-        req.destroy();
-      } else chunks.push(c);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-    // A client that leaves mid-body never sends 'end'; settle so the handler does not dangle.
-    req.on('close', () => {
-      if (!req.complete) reject(new HttpError(400, 'incomplete_body', 'client closed the connection before the body was complete'));
-    });
-  });
 }
 
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimulator> {
@@ -175,7 +133,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     let text: string;
     let body: unknown;
     try {
-      text = await readBody(httpReq);
+      text = await readBody(httpReq, MAX_BODY_BYTES);
       body = JSON.parse(text);
     } catch (e) {
       if (e instanceof HttpError) throw e;

@@ -11,7 +11,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { z } from 'zod';
 import type { ChatMessage } from '../types.js';
 import { LocalEngineError, type LocalEngine } from './engine.js';
-import { listenOpenAICompatible } from '../../http-listen.js';
+import { HttpError, listenOpenAICompatible, readBody, sendError, sendJson } from '../../openai-http.js';
 
 export interface LocalServerOptions {
   engine: LocalEngine;
@@ -58,16 +58,6 @@ const Body = z
   })
   .loose();
 type Body = z.infer<typeof Body>;
-
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 export async function startLocalServer(opts: LocalServerOptions): Promise<RunningLocalServer> {
   let served = 0;
@@ -178,39 +168,12 @@ function authorized(header: string | undefined, key: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-function readJson(req: IncomingMessage): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_BODY_BYTES) {
-        reject(new HttpError(413, 'body_too_large', `request body above ${MAX_BODY_BYTES} bytes`));
-        req.destroy();
-      } else chunks.push(c);
-    });
-    req.on('end', () => {
-      try {
-        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-      } catch (e) {
-        reject(new HttpError(400, 'invalid_json', `request body is not JSON: ${(e as Error).message}`));
-      }
-    });
-    req.on('error', reject);
-    req.on('close', () => {
-      if (!req.complete) reject(new HttpError(400, 'incomplete_body', 'client closed the connection before the body was complete'));
-    });
-  });
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const text = await readBody(req, MAX_BODY_BYTES);
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new HttpError(400, 'invalid_json', `request body is not JSON: ${(e as Error).message}`);
+  }
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  if (res.headersSent || res.destroyed) return;
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) });
-  res.end(text);
-}
-
-function sendError(res: ServerResponse, status: number, code: string, message: string): void {
-  const type = status >= 500 ? 'server_error' : status === 401 ? 'authentication_error' : 'invalid_request_error';
-  sendJson(res, status, { error: { message, type, param: null, code } });
-}
