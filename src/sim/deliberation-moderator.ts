@@ -24,7 +24,7 @@ function parseState(prompt: string): Array<Record<string, unknown>> {
 const stepNo = (r: unknown) => Number(/(\d+)/.exec(String(r))?.[1] ?? NaN);
 const ids = (v: unknown) => (Array.isArray(v) ? v.map(String) : []);
 
-/** Turns older than the window are known only through the previous state: start from it. */
+/** Turns older than the window are known only through the journal's base state (the state before the first turn shown): start from it. */
 function seedFromState(l: Ledger, state: Array<Record<string, unknown>>): void {
   for (const s of state) {
     const refs = (Array.isArray(s.statement_refs) ? s.statement_refs : []).map(stepNo).filter((n) => Number.isInteger(n));

@@ -5,7 +5,7 @@ import { ModelCallError, type ModelGateway } from '../../llm/types.js';
 import type { PromptSet } from '../../prompts/templates.js';
 import { normalizeDefects } from '../normalize.js';
 import { extractionMessages } from './prompts.js';
-import { ExtractionOutput, type ConsensusState } from './schemas.js';
+import { ExtractionOutput } from './schemas.js';
 
 export type ExtractionResult =
   | { ok: true; defects: Defect[]; dissenting: string[]; confidence: number; droppedRefs: number; usage: CallUsage[] }
@@ -18,7 +18,7 @@ export function majorityOf(panelSize: number): number {
 
 /**
  * The final extraction call to the moderator (§2.2.2): Phase 1 judgements (the opening
- * statements), the whole transcript and the running consensus state in; consensus defects, confidence and dissent out. The consensus rule is
+ * statements), the whole transcript and the running consensus state (the journal) in; consensus defects, confidence and dissent out. The consensus rule is
  * checked here, not only asked for: voters are limited to the panel, and a defect that has
  * neither a majority of the panel nor the "raised and never contested" basis becomes a
  * dissenting view instead.
@@ -31,8 +31,8 @@ export async function extractVerdict(args: {
   /** ids of the jurors that completed Phase 1 */
   panel: readonly string[];
   openings: string;
-  transcript: string;
-  state: ConsensusState;
+  /** the whole journal: turns and the moderator's state changes (Journal.fullView) */
+  journal: string;
   removed: readonly string[];
   termination: string;
   rounds: number;
@@ -43,7 +43,7 @@ export async function extractVerdict(args: {
     const res = await args.gateway.structured({
       ctx: { record_id: args.recordId, phase: 'extraction', participant: args.seat.id, caller: 'jury.deliberation.extract' },
       seat: args.seat,
-      messages: extractionMessages(args.prompts, args.openings, args.transcript, args.state, { panel: args.panel, majority, removed: args.removed, termination: args.termination, rounds: args.rounds }),
+      messages: extractionMessages(args.prompts, args.openings, args.journal, { panel: args.panel, majority, removed: args.removed, termination: args.termination, rounds: args.rounds }),
       schema: ExtractionOutput,
       schemaName: 'ExtractionOutput',
     });

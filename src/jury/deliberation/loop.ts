@@ -4,9 +4,10 @@ import type { TerminationReason, TranscriptTurn } from '../../../schemas/verdict
 import { ModelCallError, type ModelGateway } from '../../llm/types.js';
 import type { PromptSet } from '../../prompts/templates.js';
 import { detectEnding } from './detect.js';
+import { Journal } from './journal.js';
 import { jurorTurnMessages, moderatorMessages, type TurnContext } from './prompts.js';
 import { RoundBook } from './rounds.js';
-import { EMPTY_STATE, ModeratorDecision, type ConsensusState } from './schemas.js';
+import { ModeratorDecision, type ConsensusState } from './schemas.js';
 
 export interface LoopArgs {
   gateway: ModelGateway;
@@ -24,6 +25,8 @@ export interface LoopArgs {
 export interface LoopResult {
   transcript: TranscriptTurn[];
   state: ConsensusState;
+  /** turns and state changes in order: the final extraction reads all of it */
+  journal: Journal;
   termination: TerminationReason;
   rounds: number;
   removed: string[];
@@ -69,7 +72,7 @@ export async function runLoop(a: LoopArgs): Promise<LoopResult> {
   const notes: string[] = [];
   const failStreak = new Map<string, number>();
   const skipped: string[] = [];
-  let state: ConsensusState = EMPTY_STATE;
+  const journal = new Journal(a.turn.turns);
   let termination: TerminationReason | null = null;
   let endedBy: LoopResult['endedBy'] = 'limit';
   let moderatorCalls = 0;
@@ -92,13 +95,13 @@ export async function runLoop(a: LoopArgs): Promise<LoopResult> {
 
     let decision: ModeratorDecision | null = null;
     if (moderatorStreak < s.max_consecutive_failures) {
-      const shown = transcript.slice(-s.recent_window);
+      const view = journal.moderatorView(s.recent_window);
       moderatorCalls++;
       const r = await attempt(async () => {
         const res = await a.gateway.structured({
           ctx: { record_id: a.recordId, phase: 'moderator', participant: a.moderator.id, caller: 'jury.deliberation.moderator', sample_index: book.turns },
           seat: a.moderator,
-          messages: moderatorMessages(a.prompts, a.turn.openings, a.turn.turns.all(shown), state, {
+          messages: moderatorMessages(a.prompts, a.turn.openings, view.text, {
             totalTurns: book.turns,
             maxTurns: s.max_turns,
             round: book.round,
@@ -107,7 +110,7 @@ export async function runLoop(a: LoopArgs): Promise<LoopResult> {
             notHeard: book.notHeard(),
             panelists: book.active(),
             removed: book.removed(),
-            hiddenTurns: transcript.length - shown.length,
+            hiddenTurns: view.hiddenTurns,
           }),
           schema: ModeratorDecision,
           schemaName: 'ModeratorDecision',
@@ -117,7 +120,7 @@ export async function runLoop(a: LoopArgs): Promise<LoopResult> {
       if (r.usage) usage.push(r.usage);
       if (r.ok) {
         decision = r.value;
-        state = r.value.consensus_state;
+        journal.addState(r.value.consensus_state, moderatorCalls);
         moderatorStreak = 0;
       } else {
         moderatorFailures++;
@@ -164,7 +167,9 @@ export async function runLoop(a: LoopArgs): Promise<LoopResult> {
     book.give(speaker.id);
     const message = r.ok ? r.value.trim() : '';
     if (message) {
-      transcript.push({ turn, round, speaker: speaker.id, instruction, message });
+      const spoken = { turn, round, speaker: speaker.id, instruction, message };
+      transcript.push(spoken);
+      journal.addTurn(spoken);
       failStreak.set(speaker.id, 0);
     } else {
       // An empty reply (e.g. a reasoning model that spent its budget thinking) is no contribution.
@@ -184,7 +189,8 @@ export async function runLoop(a: LoopArgs): Promise<LoopResult> {
   if (removed.length > 0) notes.push(`removed after ${s.max_consecutive_failures} failed turns in a row: ${removed.join(', ')}`);
   return {
     transcript,
-    state,
+    state: journal.state,
+    journal,
     termination: termination ?? 'turn_cap',
     rounds: book.roundsCompleted + (book.turnsInRound > 0 ? 1 : 0),
     removed,

@@ -4,8 +4,7 @@ import { auditorUserPrompt, renderPanel, type PanelEntry, type TraceInput } from
 import { frameBlock } from '../../prompts/frame.js';
 import { fillTemplate, type PromptSet } from '../../prompts/templates.js';
 import { AGREE_ALL, NOTHING_NEW } from './phrases.js';
-import { DELIB_BLOCK, listIds, renderState, type TurnRenderer } from './render.js';
-import type { ConsensusState } from './schemas.js';
+import { DELIB_BLOCK, listIds, type TurnRenderer } from './render.js';
 
 /**
  * Deliberation prompts, ordered for prefix caching (vLLM / SGLang): what is the same for every
@@ -13,9 +12,10 @@ import type { ConsensusState } from './schemas.js';
  * - Juror turns open with the Phase 1 user prompt itself, byte for byte up to the end of the
  *   FINAL RESPONSE block (rubric, problem, step-marked trace), then the fixed rules, the opening
  *   statements, the turns (append-only), and only then the juror id and the instruction.
- * - The moderator sees openings, then turns, then its previous state, then the status. The
- *   final extraction is a call to the moderator (§2.2.2): same system prompt, same openings
- *   and transcript first, so it reuses the prefix of the last decision.
+ * - The moderator sees the openings, then its journal (turns interleaved with the changes its
+ *   decisions made to the consensus state, append-only: journal.ts), then the status. The final
+ *   extraction is a call to the moderator (§2.2.2): same system prompt, same openings and
+ *   journal first, so it reuses the prefix of the last decision.
  * - The moderator and extraction never receive the problem, trace or final response (§2.2.2).
  */
 
@@ -79,14 +79,14 @@ export interface ModeratorStatus {
   hiddenTurns: number;
 }
 
-function transcript(set: PromptSet, openings: string, turns: string): string {
-  return fillTemplate(set.templates['moderator.transcript'], { openings, turns });
+function transcript(set: PromptSet, openings: string, journal: string): string {
+  return fillTemplate(set.templates['moderator.transcript'], { openings, journal });
 }
 
-export function moderatorMessages(set: PromptSet, openings: string, window: string, state: ConsensusState, s: ModeratorStatus): ChatMessage[] {
+/** `journal`: the moderator's window of its journal (Journal.moderatorView). */
+export function moderatorMessages(set: PromptSet, openings: string, journal: string, s: ModeratorStatus): ChatMessage[] {
   const user = fillTemplate(set.templates['moderator.user'], {
-    transcript: transcript(set, openings, window),
-    state_block: renderState(state),
+    transcript: transcript(set, openings, journal),
     total_turns: String(s.totalTurns),
     max_turns: String(s.maxTurns),
     logical_round: String(s.round),
@@ -124,10 +124,10 @@ function outcomeBlock(f: ExtractionFacts): string {
   return frameBlock(DELIB_BLOCK.outcome, lines.join('\n'));
 }
 
-export function extractionMessages(set: PromptSet, openings: string, turns: string, state: ConsensusState, f: ExtractionFacts): ChatMessage[] {
+/** `journal`: the whole journal, final state changes included (Journal.fullView). */
+export function extractionMessages(set: PromptSet, openings: string, journal: string, f: ExtractionFacts): ChatMessage[] {
   const user = fillTemplate(set.templates['extraction.user'], {
-    transcript: transcript(set, openings, turns),
-    state_block: renderState(state),
+    transcript: transcript(set, openings, journal),
     outcome_block: outcomeBlock(f),
   });
   return [

@@ -14,6 +14,7 @@ export const DELIB_BLOCK = {
   turn: 'PANEL TURN',
   settled: 'SETTLED FINDINGS',
   state: 'CONSENSUS STATE',
+  changes: 'STATE CHANGES',
   instruction: 'MODERATOR INSTRUCTION',
   outcome: 'DELIBERATION OUTCOME',
 } as const;
@@ -51,7 +52,7 @@ export class TurnRenderer {
   }
 }
 
-/** Compact: the state is the one large part of a moderator prompt that is new on every call. */
+/** Compact JSON: the moderator's base state (journal.ts) and the extraction read it. */
 export function renderState(state: ConsensusState): string {
   return frameBlock(DELIB_BLOCK.state, JSON.stringify(state));
 }
