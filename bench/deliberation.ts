@@ -42,6 +42,8 @@ const PROFILE: ProfileFileInput = {
 
 const MODES: Record<string, () => Partial<JuryConfigInput>> = {
   single: () => ({ mode: 'single' }),
+  // Phase 1 alone: what every Phase 2 policy pays before it decides anything.
+  'Phase 1 alone (union)': () => ({ mode: 'union' }),
   consolidation: () => ({ mode: 'consolidation' }),
   deliberation: () => ({ mode: 'deliberation' }),
   adaptive: () => ({ mode: 'deliberation', deliberation: { adaptive: { enabled: true } } }),
