@@ -8,6 +8,9 @@ import { judgeRecord, type JuryContext } from '../../src/jury/judge.js';
 import { type CallResult, type ChatMessage, ModelCallError, type ModelGateway, type StructuredCall, type TextCall } from '../../src/llm/types.js';
 import { loadPromptSet } from '../../src/prompts/templates.js';
 import { segmentRecord } from '../../src/segment.js';
+import { DELIB_BLOCK } from '../../src/jury/deliberation/render.js';
+import { topLevelBlocks } from '../../src/sim/blocks.js';
+import { applyJournal } from './helpers/journal.js';
 
 /** Scripted replies per phase: the loop's decisions are tested here, the real client in deliberation-openai.test.ts. */
 type Reply = unknown | Error;
@@ -159,6 +162,35 @@ describe('deliberation loop (scripted models)', () => {
     expect(v.transcript).toHaveLength(3);
     expect([v.termination_reason, v.rounds]).toEqual(['turn_cap', 1]);
     expect(gw.phases().filter((p) => p === 'moderator:moderator')).toHaveLength(3); // no decision after the last turn
+  });
+
+  it('each decision reads back exactly the state the previous one returned, with at most recent_window turns shown', async () => {
+    // A moderator whose state changes on every decision: support moves, an item is reworded, one is dropped.
+    const stateAfter = (n: number) => ({
+      consensus_map: [
+        { consensus_id: 'C1', what_went_wrong: n >= 3 ? 'wrong at STEP-2, reworded' : 'wrong at STEP-2', source_ref: n % 2 ? ['jury-0'] : ['jury-0', 'jury-1'], statement_refs: ['STEP-2'], judge_count: n % 2 ? 1 : 2, impact: 'major', evidence: 'e', contested_by: [] },
+        ...(n < 4 ? [{ consensus_id: 'C2', what_went_wrong: 'wrong at STEP-4', source_ref: ['jury-1'], statement_refs: ['STEP-4'], impact: 'minor', evidence: 'e' }] : []),
+      ],
+    });
+    const gw = new Script((phase, who, user, n) => {
+      if (phase === 'phase1') return phase1(who);
+      if (phase === 'moderator') return procedural(user, { consensus_state: stateAfter(n) });
+      if (phase === 'juror_turn') return `Turn ${n} of ${who}: still about [STEP-2].`;
+      return extraction;
+    });
+    const v = await judgeRecord(ctx(gw, { deliberation: { recent_window: 2, max_turns: 7 } }), input);
+    expect(v.transcript).toHaveLength(7);
+    const decisions = gw.calls.filter((c) => c.phase === 'moderator').map((c) => c.messages[1]!.content);
+    expect(decisions).toHaveLength(7); // none after the seventh turn: the cap ends the loop first
+    decisions.forEach((user, k) => {
+      expect(applyJournal(user)).toEqual(k === 0 ? { consensus_map: [] } : stateAfter(k));
+      const shown = topLevelBlocks(user).filter((b) => b.label === DELIB_BLOCK.turn).length;
+      expect(shown).toBeLessThanOrEqual(2);
+      expect(user).toContain(`- Earlier turns not shown above: ${k - shown}`);
+    });
+    const ext = gw.calls.find((c) => c.phase === 'extraction')!.messages[1]!.content;
+    expect(applyJournal(ext)).toEqual(stateAfter(7));
+    expect(topLevelBlocks(ext).filter((b) => b.label === DELIB_BLOCK.turn).map((b) => b.content)).toEqual(v.transcript.map((t) => t.message));
   });
 
   it('with one juror left after phase 1 there is nobody to deliberate with: phase 1 aggregate, marked', async () => {

@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { TranscriptTurn } from '../../schemas/verdict.js';
 import { extractionMessages, jurorTurnMessages, moderatorMessages, settledSection, sharedAuditPart, type TurnContext } from '../../src/jury/deliberation/prompts.js';
 import { DELIB_BLOCK, renderOpenings, TurnRenderer } from '../../src/jury/deliberation/render.js';
-import { Journal, type StateChanges } from '../../src/jury/deliberation/journal.js';
-import type { ConsensusItem, ConsensusState } from '../../src/jury/deliberation/schemas.js';
+import { Journal } from '../../src/jury/deliberation/journal.js';
+import type { ConsensusItem } from '../../src/jury/deliberation/schemas.js';
+import { applyJournal } from './helpers/journal.js';
 import { phase1Messages } from '../../src/prompts/build.js';
 import { loadPromptSet } from '../../src/prompts/templates.js';
 import { segmentRecord } from '../../src/segment.js';
@@ -192,21 +193,4 @@ describe('moderator and extraction prompts are blind', () => {
 
 function item(id: string, supporters: string[]): ConsensusItem {
   return { consensus_id: id, what_went_wrong: `[STEP-2] claim ${id} with a quote 'the ones that ran away'`, source_ref: supporters, best_source: supporters[0] ?? null, statement_refs: ['STEP-2'], judge_count: supporters.length, impact: 'major', evidence: "[STEP-2] 'the ones that ran away'", contested_by: [] };
-}
-
-/** Reads a journal the way the moderator's system prompt says to: base state, then each change in order. */
-function applyJournal(text: string): ConsensusState {
-  const blocks = topLevelBlocks(text);
-  let map: ConsensusItem[] = (JSON.parse(blocks.find((b) => b.label === DELIB_BLOCK.state)!.content) as ConsensusState).consensus_map;
-  for (const b of blocks.filter((x) => x.label === DELIB_BLOCK.changes)) {
-    const c = JSON.parse(b.content) as StateChanges;
-    map = map.filter((it) => !c.dropped.includes(it.consensus_id));
-    for (const it of c.changed) {
-      const at = map.findIndex((x) => x.consensus_id === it.consensus_id);
-      if (at >= 0) map[at] = it;
-      else map.push(it);
-    }
-    for (const sup of c.support) map = map.map((it) => (it.consensus_id === sup.consensus_id ? { ...it, ...sup } : it));
-  }
-  return { consensus_map: map };
 }
