@@ -28,8 +28,7 @@ export interface JournalView {
 const itemKey = (it: ConsensusItem) => JSON.stringify(it);
 
 /** Who backs and who disputes an item: the part of an item most turns change. */
-const SUPPORT_FIELDS = ['source_ref', 'judge_count', 'contested_by'] as const;
-type Support = Pick<ConsensusItem, 'consensus_id' | (typeof SUPPORT_FIELDS)[number]>;
+type Support = Pick<ConsensusItem, 'consensus_id' | 'source_ref' | 'judge_count' | 'contested_by'>;
 const support = (it: ConsensusItem): Support => ({ consensus_id: it.consensus_id, source_ref: it.source_ref, judge_count: it.judge_count, contested_by: it.contested_by });
 const withoutSupport = (it: ConsensusItem) => JSON.stringify({ ...it, source_ref: null, judge_count: null, contested_by: null });
 

@@ -7,7 +7,7 @@ import { detectEnding } from './detect.js';
 import { Journal } from './journal.js';
 import { jurorTurnMessages, moderatorMessages, type TurnContext } from './prompts.js';
 import { RoundBook } from './rounds.js';
-import { ModeratorDecision, type ConsensusState } from './schemas.js';
+import { ModeratorDecision } from './schemas.js';
 
 export interface LoopArgs {
   gateway: ModelGateway;
@@ -24,8 +24,7 @@ export interface LoopArgs {
 
 export interface LoopResult {
   transcript: TranscriptTurn[];
-  state: ConsensusState;
-  /** turns and state changes in order: the final extraction reads all of it */
+  /** turns and state changes in order (`journal.state` is the last state): the extraction reads all of it */
   journal: Journal;
   termination: TerminationReason;
   rounds: number;
@@ -189,7 +188,6 @@ export async function runLoop(a: LoopArgs): Promise<LoopResult> {
   if (removed.length > 0) notes.push(`removed after ${s.max_consecutive_failures} failed turns in a row: ${removed.join(', ')}`);
   return {
     transcript,
-    state: journal.state,
     journal,
     termination: termination ?? 'turn_cap',
     rounds: book.roundsCompleted + (book.turnsInRound > 0 ? 1 : 0),
