@@ -66,7 +66,7 @@ function kindOf(messages: readonly ChatMessage[]): string {
   const system = messages[0]?.content ?? '';
   const user = messages[1]?.content ?? '';
   if (system.startsWith('You chair')) return user.includes('<<<BEGIN DELIBERATION OUTCOME') ? 'extraction' : 'moderator';
-  if (system.startsWith('You are one of several auditors')) return 'juror turn';
+  if (user.includes('<<<BEGIN MODERATOR INSTRUCTION')) return 'juror turn';
   return user.includes('<<<BEGIN PANEL FINDINGS') ? 'consolidation' : 'phase 1';
 }
 
@@ -94,7 +94,7 @@ class PrefixMeter {
   chars = 0;
   reused = 0;
   warm = 0;
-  /** call kind -> calls, characters, characters not already sent */
+  /** call kind (moderator and juror turns: first of the record or later) -> calls, characters, characters not already sent */
   readonly byKind = new Map<string, { calls: number; chars: number; fresh: number }>();
   see(record: string, kind: string, prompt: string): void {
     const before = this.sent.get(record) ?? [];
@@ -105,16 +105,23 @@ class PrefixMeter {
     const other = this.lastOfKind.get(kind);
     this.warm += Math.max(best, other && other.record !== record ? commonPrefix(other.prompt, prompt) : 0);
     this.lastOfKind.set(kind, { record, prompt });
-    const k = this.byKind.get(kind) ?? { calls: 0, chars: 0, fresh: 0 };
+    // A record's first moderator decision and first juror turn bring its fixed text; later ones only what changed.
+    const seen = this.kindsSeen.get(record) ?? new Set<string>();
+    const label = kind === 'moderator' || kind === 'juror turn' ? `${kind}, ${seen.has(kind) ? 'later' : 'first of the record'}` : kind;
+    seen.add(kind);
+    this.kindsSeen.set(record, seen);
+    const k = this.byKind.get(label) ?? { calls: 0, chars: 0, fresh: 0 };
     k.calls++;
     k.chars += prompt.length;
     k.fresh += prompt.length - best;
-    this.byKind.set(kind, k);
+    this.byKind.set(label, k);
     before.push(prompt);
     this.sent.set(record, before);
   }
+  private readonly kindsSeen = new Map<string, Set<string>>();
   forget(record: string): void {
     this.sent.delete(record);
+    this.kindsSeen.delete(record);
   }
 }
 
@@ -217,8 +224,12 @@ function report(results: readonly ModeResult[], n: number, source: string): stri
   }
   const delib = results.find((r) => r.name === 'deliberation')!;
   const fresh = [...delib.byKind.values()].reduce((a, k) => a + k.fresh, 0);
-  lines.push('', '**Where deliberation\'s uncached prompt tokens come from** (per record; characters / 4):', '', '| call | calls | prompt tokens | not already sent | share of all uncached |', '|---|---|---|---|---|');
-  for (const [kind, k] of delib.byKind) lines.push(`| ${kind} | ${fmt(k.calls / n, 2)} | ${fmt(k.chars / 4 / n, 0)} | ${fmt(k.fresh / 4 / n, 0)} | ${fmt(k.fresh / fresh, 2)} |`);
+  lines.push('', '**Where deliberation\'s uncached prompt tokens come from** (per record; characters / 4):', '', '| call | calls | prompt tokens | not already sent | not already sent, per call | share of all uncached |', '|---|---|---|---|---|---|');
+  const order = [...delib.byKind.keys()].sort();
+  for (const kind of order) {
+    const k = delib.byKind.get(kind)!;
+    lines.push(`| ${kind} | ${fmt(k.calls / n, 2)} | ${fmt(k.chars / 4 / n, 0)} | ${fmt(k.fresh / 4 / n, 0)} | ${fmt(k.fresh / 4 / k.calls, 0)} | ${fmt(k.fresh / fresh, 2)} |`);
+  }
   for (const r of results.filter((x) => x.name.startsWith('deliberation') || x.name.startsWith('adaptive'))) {
     const count = <K extends string>(keys: K[]) => {
       const m = new Map<K, number>();
