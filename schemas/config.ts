@@ -164,7 +164,7 @@ export const DeliberationConfig = z
   .object({
     /** hard cap on juror turns, the backstop behind the moderator's own termination */
     max_turns: z.int().positive().max(200).default(12),
-    /** turns of transcript the moderator sees each time (opening statements are always shown) */
+    /** most turns the moderator sees at once; when full, its journal restarts with the latest half (openings and its state are always shown) */
     recent_window: z.int().positive().default(8),
     /** a juror (or the moderator) failing this many turns in a row is dropped from the record's deliberation */
     max_consecutive_failures: z.int().positive().default(2),
