@@ -96,6 +96,7 @@ class PrefixMeter {
   warm = 0;
   /** call kind (moderator and juror turns: first of the record or later) -> calls, characters, characters not already sent */
   readonly byKind = new Map<string, { calls: number; chars: number; fresh: number }>();
+  private readonly kindsSeen = new Map<string, Set<string>>();
   see(record: string, kind: string, prompt: string): void {
     const before = this.sent.get(record) ?? [];
     let best = 0;
@@ -118,7 +119,6 @@ class PrefixMeter {
     before.push(prompt);
     this.sent.set(record, before);
   }
-  private readonly kindsSeen = new Map<string, Set<string>>();
   forget(record: string): void {
     this.sent.delete(record);
     this.kindsSeen.delete(record);

@@ -83,9 +83,10 @@ function checkPlumbing({ verdicts, ledger, audit }: Outcome): void {
     expect(v.phase1_judgements.map((j) => j.juror_id)).toEqual(JURORS);
     expect(v.jurors_ok).toBeGreaterThanOrEqual(1);
     for (const d of v.defects) for (const s of d.statement_refs) expect(s).toBeLessThanOrEqual(v.n_steps);
-    // Usage comes from the engine's tokenizer: every call read and wrote tokens, valid reply or not.
-    for (const u of v.usage) expect(u.tokens_in).toBeGreaterThan(100), expect(u.tokens_out).toBeGreaterThan(0);
-    expect(v.usage.some((u) => u.outcome === 'ok')).toBe(true);
+    // Usage comes from the engine's tokenizer: every successful call read and wrote tokens.
+    const ok = v.usage.filter((u) => u.outcome === 'ok');
+    expect(ok.length).toBeGreaterThanOrEqual(1);
+    for (const u of ok) expect(u.tokens_in).toBeGreaterThan(100), expect(u.tokens_out).toBeGreaterThan(0);
     // Which calls fail depends on the machine: llama.cpp's CPU kernels differ in their last bits,
     // so the same seed can sample JSON that runs past max_tokens. A failed call must say so.
     const failed = v.usage.filter((u) => u.outcome !== 'ok').map((u) => u.participant);

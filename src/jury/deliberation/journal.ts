@@ -16,7 +16,7 @@ import { EMPTY_STATE, type ConsensusItem, type ConsensusState } from './schemas.
  * still returns the whole state every time, and that output stays the loop's authority.
  */
 
-export type JournalEntry = { kind: 'turn'; turn: TranscriptTurn } | { kind: 'state'; state: ConsensusState; decision: number };
+export type JournalEntry = { kind: 'turn'; turn: TranscriptTurn } | { kind: 'state'; state: ConsensusState; changes: StateChanges; decision: number };
 
 export interface JournalView {
   /** the rendered log: base state, then entries */
@@ -75,9 +75,9 @@ export class Journal {
 
   /** A decision's state; one that changed nothing leaves no entry (nothing new to show). */
   addState(state: ConsensusState, decision: number): void {
-    const c = stateChanges(this.latest, state);
+    const changes = stateChanges(this.latest, state);
     this.latest = state;
-    if (!isEmpty(c)) this.entries.push({ kind: 'state', state, decision });
+    if (!isEmpty(changes)) this.entries.push({ kind: 'state', state, changes, decision });
   }
 
   /**
@@ -102,22 +102,16 @@ export class Journal {
     let base = EMPTY_STATE;
     for (const e of this.entries.slice(0, from)) if (e.kind === 'state') base = e.state;
     const parts = [`### Your consensus state at this point\n${renderState(base)}`];
-    let prev = base;
-    for (const e of this.entries.slice(from)) {
-      parts.push(this.entry(e, prev));
-      if (e.kind === 'state') prev = e.state;
-    }
+    for (const e of this.entries.slice(from)) parts.push(this.entry(e));
     return parts.join('\n\n');
   }
 
   /** An entry renders the same wherever it stands after the base, so it is framed once. */
-  private entry(e: JournalEntry, prev: ConsensusState): string {
+  private entry(e: JournalEntry): string {
     if (e.kind === 'turn') return this.turns.one(e.turn);
     let s = this.rendered.get(e);
     if (s === undefined) {
-      // `prev` is the latest state before this entry in the whole log, whatever the view's base.
-      const c = stateChanges(prev, e.state);
-      s = `### Your changes to the consensus state at decision ${e.decision}\n${frameBlock(DELIB_BLOCK.changes, JSON.stringify(c))}`;
+      s = `### Your changes to the consensus state at decision ${e.decision}\n${frameBlock(DELIB_BLOCK.changes, JSON.stringify(e.changes))}`;
       this.rendered.set(e, s);
     }
     return s;
