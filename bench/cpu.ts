@@ -3,7 +3,7 @@ import { parseConfig, defaultConfigInput } from '../src/config/load.js';
 import { judgeRecord } from '../src/jury/judge.js';
 import type { ChatRequest, ChatResponse, Provider } from '../src/llm/types.js';
 import { prepareRecord } from '../src/pipeline/prepare.js';
-import { openRuntime } from '../src/runtime.js';
+import { openRuntime } from '../src/compose/runtime.js';
 import { buildGoldIndex, createSimProvider, defaultProfile, withoutFaults } from '../src/sim/index.js';
 import { benchRecords, fmt } from './common.js';
 

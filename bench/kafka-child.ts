@@ -21,13 +21,13 @@ if (isMainThread) {
   const { topic, bucket, group, prefix } = workerData as { topic: string; bucket: string; group: string; prefix: string };
   const { KafkaCommitter } = await import('../connectors/kafka/committer.js');
   const { createKafkajs, KafkajsConsumer } = await import('../connectors/kafka/kafkajs-client.js');
-  const { KafkaConfig } = await import('../connectors/kafka/options.js');
+  const { KafkaConfig } = await import('../schemas/kafka.js');
   const { KafkaSource } = await import('../connectors/kafka/source.js');
   const { createS3Client } = await import('../connectors/s3/client.js');
   const { S3ObjectStore } = await import('../connectors/s3/object-store.js');
   const { defaultConfigInput, parseConfig } = await import('../src/config/load.js');
   const { runStage } = await import('../src/pipeline/stage.js');
-  const { openRuntime } = await import('../src/runtime.js');
+  const { openRuntime } = await import('../src/compose/runtime.js');
   const { createSimProvider, defaultProfile, withoutFaults } = await import('../src/sim/index.js');
   const config = parseConfig({ ...defaultConfigInput(), cache: { enabled: false, dir: '.cache/none' } });
   const sim = createSimProvider({ profile: withoutFaults(defaultProfile()), latency: 'instant' });

@@ -10,7 +10,7 @@ import { fetchModel } from '../src/models/fetch.js';
 import { prepareRecord } from '../src/pipeline/prepare.js';
 import { phase1Messages } from '../src/prompts/build.js';
 import { loadPromptSet } from '../src/prompts/templates.js';
-import { openRuntime } from '../src/runtime.js';
+import { openRuntime } from '../src/compose/runtime.js';
 import { fmt } from './common.js';
 
 const CONTEXT = 4096;

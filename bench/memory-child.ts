@@ -5,7 +5,7 @@ import { defaultConfigInput, parseConfig } from '../src/config/load.js';
 import { LocalObjectStore } from '../src/pipeline/object-store.js';
 import { ShardCommitter } from '../src/pipeline/shard-commit.js';
 import { runStage } from '../src/pipeline/stage.js';
-import { openRuntime } from '../src/runtime.js';
+import { openRuntime } from '../src/compose/runtime.js';
 import { createSimProvider, defaultProfile, withoutFaults } from '../src/sim/index.js';
 
 /**

@@ -1,4 +1,4 @@
-import { segmentText } from '../src/segment.js';
+import { segmentText } from '../src/segment/index.js';
 import { benchRecords, fmt } from './common.js';
 
 /** Segmentation throughput (MB/s of trace text) for the paper's regex and plain blank lines. */

@@ -3,8 +3,8 @@ import { Impact } from './defect.js';
 import { FilterDecision } from './outputs.js';
 import { FieldMapping } from './trace.js';
 import { JuryMode } from './verdict.js';
-import { KafkaConfig } from '../connectors/kafka/options.js';
-import { S3Config } from '../connectors/s3/options.js';
+import { KafkaConfig } from './kafka.js';
+import { S3Config } from './s3.js';
 
 /** One OpenAI-compatible server (vLLM, SGLang, Ollama, OpenRouter, OpenAI, the simulator). */
 export const EndpointConfig = z
@@ -201,9 +201,9 @@ export const JuryConfig = z
     taxonomy: TaxonomyConfig.optional(),
     /** Absent = the defaults (and config_hash unchanged for configs without it). */
     deliberation: DeliberationConfig.optional(),
-    /** Kafka input/outputs (connectors/kafka/options.ts); operational, not in config_hash. */
+    /** Kafka input/outputs (schemas/kafka.ts); operational, not in config_hash. */
     kafka: KafkaConfig.optional(),
-    /** S3 input/output settings (connectors/s3/options.ts); operational, not in config_hash. */
+    /** S3 input/output settings (schemas/s3.ts); operational, not in config_hash. */
     s3: S3Config.optional(),
   })
   .strict()

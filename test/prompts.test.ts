@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { consolidationMessages, phase1Messages, BLOCK } from '../src/prompts/build.js';
 import { frameBlock, parseRenderedSteps, renderSteps, unframeBlock } from '../src/prompts/frame.js';
 import { fillTemplate, loadPromptSet } from '../src/prompts/templates.js';
-import { segmentRecord } from '../src/segment.js';
+import { segmentRecord } from '../src/segment/index.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { segmentRecord, segmentText, SegmentationError } from '../src/segment.js';
+import { segmentRecord, segmentText, SegmentationError } from '../src/segment/index.js';
 
 describe('segmentText (paper regex: end-of-sentence char + blank line)', () => {
   it('splits only where a sentence ends before the blank line', () => {

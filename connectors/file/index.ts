@@ -16,7 +16,7 @@ import {
   type Source,
   type SourceItem,
   type SourceProgress,
-} from '../source.js';
+} from '../../src/pipeline/source.js';
 import { DEFAULT_READ_CHUNK_BYTES, type ByteCounter, type Compression } from './byte-stream.js';
 import { readJsonFile, readJsonl, type JsonlReadOptions } from './jsonl-source.js';
 import { parquetRowCount, readParquet } from './parquet-source.js';

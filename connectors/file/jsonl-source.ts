@@ -14,7 +14,7 @@ import {
   rawTextFromBytes,
   rawTextFromValue,
   type SourceItem,
-} from '../source.js';
+} from '../../src/pipeline/source.js';
 import { readFileBytes, type ByteCounter, type Compression } from './byte-stream.js';
 import { LineSplitter, type Line } from './lines.js';
 

@@ -10,7 +10,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { parquetMetadataAsync, parquetReadObjects, type AsyncBuffer, type FileMetaData } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import type { SourcePosition } from '../../schemas/trace.js';
-import { deadItem, type SourceItem } from '../source.js';
+import { deadItem, type SourceItem } from '../../src/pipeline/source.js';
 import type { ByteCounter } from './byte-stream.js';
 
 export interface ParquetReadOptions {

@@ -6,11 +6,12 @@ import type { JuryConfig } from '../../schemas/config.js';
 import type { ShardFormat } from '../../schemas/outputs.js';
 import type { ObjectStore } from '../../src/pipeline/object-store.js';
 import { runStage, type StageCounters, type StageOptions } from '../../src/pipeline/stage.js';
-import type { Runtime } from '../../src/runtime.js';
+import type { Runtime } from '../../src/compose/runtime.js';
 import { KafkaCommitter } from './committer.js';
 import type { Kafka } from 'kafkajs';
 import { createKafkajs, KafkajsConsumer, KafkajsProducer } from './kafkajs-client.js';
-import { KafkaConfig, parseKafkaUrl, resolveBrokers, type KafkaConfigInput } from './options.js';
+import { KafkaConfig, type KafkaConfigInput } from '../../schemas/kafka.js';
+import { parseKafkaUrl, resolveBrokers } from './options.js';
 import { KafkaOutputs } from './outputs.js';
 import { KafkaSource } from './source.js';
 

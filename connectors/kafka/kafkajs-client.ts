@@ -5,7 +5,8 @@
  */
 import { Kafka, logLevel, Partitioners, type Admin, type Consumer, type IHeaders, type LogEntry, type Producer, type SASLOptions } from 'kafkajs';
 import { createRedactor } from '../../src/llm/redact.js';
-import { resolveBrokers, type KafkaConfig } from './options.js';
+import type { KafkaConfig } from '../../schemas/kafka.js';
+import { resolveBrokers } from './options.js';
 import type { ConsumerHandlers, InBatch, KafkaConsumerPort, KafkaProducerPort, OutMessage, PartitionOffsets, TopicPartition } from './port.js';
 
 export type LogLine = (line: string) => void;

@@ -3,7 +3,7 @@
  * becomes a dead letter with the reason and (the start of) the original bytes. Kafka facts go
  * to the record's meta under `kafka`.
  */
-import { deadItem, formatLimit, formatSize, rawTextFromBytes, type SourceItem } from '../source.js';
+import { deadItem, formatLimit, formatSize, rawTextFromBytes, type SourceItem } from '../../src/pipeline/source.js';
 import type { InMessage, TopicPartition } from './port.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });

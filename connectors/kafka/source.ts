@@ -19,7 +19,7 @@
  */
 import type { ObjectStore } from '../../src/pipeline/object-store.js';
 import type { CommittedRange, StageControl } from '../../src/pipeline/stage.js';
-import { DEFAULT_MAX_RAW_TEXT_BYTES, type Source, type SourceItem, type SourceProgress } from '../source.js';
+import { DEFAULT_MAX_RAW_TEXT_BYTES, type Source, type SourceItem, type SourceProgress } from '../../src/pipeline/source.js';
 import { MessageBuffer, type Buffered } from './buffer.js';
 import { committedRangesFrom } from './manifests.js';
 import { drainState, intake, newPart, startAt, unitOf, type Part } from './partition.js';

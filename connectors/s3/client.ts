@@ -3,7 +3,7 @@
  * the environment; credentials only from the SDK's default provider chain.
  */
 import { S3Client, S3ServiceException } from '@aws-sdk/client-s3';
-import { S3Config, type S3ConfigInput } from './options.js';
+import { S3Config, type S3ConfigInput } from '../../schemas/s3.js';
 
 export interface S3Location {
   bucket: string;

@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import { LocalObjectStore, type ObjectStore } from '../../src/pipeline/object-store.js';
 import { createS3Client, isS3Url, parseS3Url } from './client.js';
 import { checkBucket, S3ObjectStore } from './object-store.js';
-import { S3Config, type S3ConfigInput } from './options.js';
+import { S3Config, type S3ConfigInput } from '../../schemas/s3.js';
 
 export interface OutputTarget {
   store: ObjectStore;

@@ -1,6 +1,6 @@
 import type { JuryConfig } from '../../schemas/config.js';
 import { defaultConfig, loadConfigFile } from '../config/load.js';
-import { openRuntime, type Runtime } from '../runtime.js';
+import { openRuntime, type Runtime } from '../compose/runtime.js';
 
 export interface JuryOptions {
   config?: string;

@@ -10,7 +10,7 @@ import type { ShardFormat } from '../../schemas/outputs.js';
 import type { CommittedRanges } from '../pipeline/range-planner.js';
 import { listCommitted, ShardCommitter } from '../pipeline/shard-commit.js';
 import { runStage, type StageCounters } from '../pipeline/stage.js';
-import { packageRoot } from '../paths.js';
+import { packageRoot } from '../util/paths.js';
 import { streamEnricher } from '../taxonomy/stream.js';
 import { UsageError } from './io.js';
 import { loadJuryConfig, openJury, type JuryOptions } from './jury-setup.js';

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { FieldMapping } from '../../schemas/trace.js';
 import { mapRecord } from '../pipeline/record-mapping.js';
 import { renderSteps } from '../prompts/frame.js';
-import { segmentRecord, type SegmentationMode } from '../segment.js';
+import { segmentRecord, type SegmentationMode } from '../segment/index.js';
 import { parseJsonInput, readStdin, UsageError, writeJson } from './io.js';
 
 export function registerSegment(program: Command): void {

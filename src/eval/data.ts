@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { packageRoot } from '../paths.js';
+import { packageRoot } from '../util/paths.js';
 
 /**
  * The labelled benchmark files live outside the repository (they are never copied in):

@@ -3,7 +3,7 @@ import type { TraceRecord } from '../../schemas/trace.js';
 import type { Verdict } from '../../schemas/verdict.js';
 import type { JudgeInput } from '../jury/judge.js';
 import type { PriceTable } from '../llm/ledger.js';
-import type { Runtime } from '../runtime.js';
+import type { Runtime } from '../compose/runtime.js';
 import { costTable } from './cost.js';
 import { goldOf, stepLabels } from './gold.js';
 import { knockout, type Phase2Runner, phase2System } from './knockout.js';

@@ -8,8 +8,8 @@ import { deliberate } from '../jury/deliberation/index.js';
 import { type JudgeInput, judgeRecord } from '../jury/judge.js';
 import { minJurors, seatWithSeed } from '../jury/seats.js';
 import { prepareRecord } from '../pipeline/prepare.js';
-import type { Runtime } from '../runtime.js';
-import { createRng } from '../sim/prng.js';
+import type { Runtime } from '../compose/runtime.js';
+import { createRng } from '../util/prng.js';
 import type { Phase2Runner } from './knockout.js';
 
 /** `n` records drawn without replacement by a seeded shuffle, kept in their file order. */

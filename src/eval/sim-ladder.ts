@@ -1,7 +1,7 @@
 import type { JuryConfigInput } from '../../schemas/config.js';
 import type { Impact } from '../../schemas/defect.js';
 import { parseConfig } from '../config/load.js';
-import { openRuntime } from '../runtime.js';
+import { openRuntime } from '../compose/runtime.js';
 import { buildGoldIndex, createSimProvider, parseProfile, type ProfileFileInput } from '../sim/index.js';
 import { predictedMetrics, predictLadder } from './analytic.js';
 import { evaluate } from './harness.js';

@@ -4,7 +4,7 @@
  */
 import type { PriceConfig } from '../../schemas/config.js';
 import type { CallUsage } from '../../schemas/usage.js';
-import { RecentMap } from '../recent.js';
+import { RecentMap } from '../util/recent.js';
 
 export type PriceTable = Record<string, PriceConfig>;
 

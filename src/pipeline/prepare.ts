@@ -1,7 +1,7 @@
 import type { JuryConfig } from '../../schemas/config.js';
 import type { TraceRecord } from '../../schemas/trace.js';
 import type { JudgeInput } from '../jury/judge.js';
-import { segmentRecord, SegmentationError } from '../segment.js';
+import { segmentRecord, SegmentationError } from '../segment/index.js';
 
 export type Prepared = { ok: true; input: JudgeInput } | { ok: false; error: string };
 

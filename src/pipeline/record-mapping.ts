@@ -14,7 +14,7 @@ import {
   rawTextFromValue,
   type SourceDeadItem,
   type SourceItem,
-} from '../../connectors/source.js';
+} from './source.js';
 
 export interface MappingLimits {
   /** Max UTF-8 bytes of `trace`, and separately of all `steps` together. */

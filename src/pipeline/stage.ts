@@ -1,12 +1,12 @@
 import PQueue from 'p-queue';
-import type { Source, SourceDeadItem } from '../../connectors/source.js';
+import type { Source, SourceDeadItem } from './source.js';
 import type { JuryConfig } from '../../schemas/config.js';
 import { type DeadLetterRow, truncateRaw } from '../../schemas/outputs.js';
 import type { SourcePosition, TraceRecord } from '../../schemas/trace.js';
 import type { Verdict } from '../../schemas/verdict.js';
 import { type DerivedRows, deriveRows } from '../derive/rows.js';
 import { judgeRecord } from '../jury/judge.js';
-import type { Runtime } from '../runtime.js';
+import type { Runtime } from '../compose/runtime.js';
 import { prepareRecord } from './prepare.js';
 import { mapSourceItem } from './record-mapping.js';
 import { positionString, unitToken } from './positions.js';

@@ -1,6 +1,6 @@
 import type { Defect } from '../../schemas/defect.js';
 import type { ChatMessage } from '../llm/types.js';
-import type { Step } from '../segment.js';
+import type { Step } from '../segment/index.js';
 import { frameBlock, neutralizeMarkers, renderSteps } from './frame.js';
 import { fillTemplate, type PromptSet } from './templates.js';
 

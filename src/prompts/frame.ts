@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Step } from '../segment.js';
+import type { Step } from '../segment/index.js';
 
 /**
  * Untrusted text (problem, trace, panel findings, transcripts) is put between delimiters that

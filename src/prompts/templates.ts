@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { packageRoot } from '../paths.js';
+import { packageRoot } from '../util/paths.js';
 
 /** Every template the jury uses; a custom prompts_dir may override any of them by file name. */
 export const TEMPLATE_NAMES = [

@@ -7,7 +7,7 @@ import { BLOCK } from '../prompts/build.js';
 import type { GoldEntry } from './gold.js';
 import { Ledger, replay, type Item } from './deliberation-ledger.js';
 import { blocksOf, parseFindings, parseTurns, promptText, renderAct } from './deliberation-parse.js';
-import { createRng, weighted, type Rng } from './prng.js';
+import { createRng, weighted, type Rng } from '../util/prng.js';
 import type { ModelProfile } from './profile.js';
 import { describeDefect, quoteFragment } from './text.js';
 

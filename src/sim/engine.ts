@@ -3,7 +3,7 @@ import type { ChatRequest } from '../llm/types.js';
 import { BLOCK } from '../prompts/build.js';
 import { blockMap } from './blocks.js';
 import { goldKey, NO_GOLD, type GoldIndex } from './gold.js';
-import { createRng, type Rng } from './prng.js';
+import { createRng, type Rng } from '../util/prng.js';
 import { modelProfile, type ModelProfile, type SimProfile } from './profile.js';
 import { DEFAULT_TASKS, stepsOf, TaskInputError, type SimTask } from './tasks.js';
 import { reasoningText, renderJson, type OutputFormat } from './text.js';

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { TraceRecord, type GoldLabels } from '../../schemas/trace.js';
 import { neutralizeMarkers, renderSteps } from '../prompts/frame.js';
-import { segmentRecord, type SegmentationMode } from '../segment.js';
+import { segmentRecord, type SegmentationMode } from '../segment/index.js';
 
 /**
  * Gold labels for the simulator, found again from a prompt. A record is indexed by a hash of

@@ -1,5 +1,5 @@
 import type { TraceRecord } from '../../schemas/trace.js';
-import type { SegmentationMode } from '../segment.js';
+import type { SegmentationMode } from '../segment/index.js';
 import { type GoldEntry, type GoldIndex, NO_GOLD, goldErrorSteps, goldKey, recordBlocks } from './gold.js';
 
 /**

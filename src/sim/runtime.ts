@@ -1,7 +1,7 @@
 import type { ChatRequest } from '../llm/types.js';
 import { requestKey } from './engine.js';
 import type { OutputFormat } from './text.js';
-import { RecentMap } from '../recent.js';
+import { RecentMap } from '../util/recent.js';
 
 /** Bookkeeping shared by the HTTP server and the in-process provider. */
 

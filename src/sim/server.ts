@@ -7,7 +7,7 @@ import type { GoldIndex } from './gold.js';
 import { listedModels, type SimProfile } from './profile.js';
 import { SimRuntime, type Outcome, type SimStatsSnapshot } from './runtime.js';
 import type { SimTask } from './tasks.js';
-import { HttpError, listenOpenAICompatible, readBody, sendError, sendJson } from '../openai-http.js';
+import { HttpError, listenOpenAICompatible, readBody, sendError, sendJson } from '../util/openai-http.js';
 
 /**
  * The simulator as an OpenAI-compatible HTTP server on loopback, so tests and the demo go

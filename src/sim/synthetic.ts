@@ -1,5 +1,5 @@
 import type { TraceRecord } from '../../schemas/trace.js';
-import { createRng } from './prng.js';
+import { createRng } from '../util/prng.js';
 
 const WORDS = 'we compute the value of x then substitute it into the equation so the total becomes twice the remaining amount which means each share is equal and the sum of both parts gives the answer'.split(' ');
 

@@ -4,7 +4,7 @@ import type { ChatRequest } from '../llm/types.js';
 import { BLOCK } from '../prompts/build.js';
 import { parseRenderedSteps } from '../prompts/frame.js';
 import type { GoldEntry } from './gold.js';
-import { weighted, type Rng } from './prng.js';
+import { weighted, type Rng } from '../util/prng.js';
 import type { ModelProfile } from './profile.js';
 import { DELIBERATION_TASKS } from './deliberation-moderator.js';
 import { TAXONOMY_TASKS } from './taxonomy-tasks.js';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ChatRequest } from '../llm/types.js';
 import { loadTaxonomy, type Taxonomy } from '../taxonomy/schema.js';
 import { DraftTree, parseJsonLines, TAXONOMY_BLOCK, type DraftCategory, type DraftLeaf } from '../taxonomy/wire.js';
-import { createRng, type Rng } from './prng.js';
+import { createRng, type Rng } from '../util/prng.js';
 import { createMatcher, type Matcher } from './taxonomy-match.js';
 
 /**

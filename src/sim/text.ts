@@ -1,5 +1,5 @@
 import type { Impact } from '../../schemas/defect.js';
-import type { Rng } from './prng.js';
+import type { Rng } from '../util/prng.js';
 
 /**
  * Wording of simulated findings. The text is synthetic but shaped like the paper's accepted

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { packageRoot } from '../paths.js';
+import { packageRoot } from '../util/paths.js';
 
 /**
  * A defect taxonomy: categories, each with leaves (two levels, as in the paper's App. J).

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { detectFormat, listInputFiles, openFileSource } from '../../connectors/file/index.js';
-import type { SourceItem } from '../../connectors/source.js';
+import type { SourceItem } from '../../src/pipeline/source.js';
 import { zstdRawFrame } from './helpers/zstd-raw.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rj-files-'));

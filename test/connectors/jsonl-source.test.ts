@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openFileSource } from '../../connectors/file/index.js';
-import type { SourceItem } from '../../connectors/source.js';
+import type { SourceItem } from '../../src/pipeline/source.js';
 import { mapSourceItem } from '../../src/pipeline/record-mapping.js';
 import { expectNoFdOn, fdsOpenOn, HAS_PROC } from './helpers/fds.js';
 import { findPython, IS_CI, runPython, skipMessage } from './helpers/python.js';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openFileSource } from '../../connectors/file/index.js';
 import { FileRangeReader, readParquetMetadata } from '../../connectors/file/parquet-source.js';
-import type { SourceItem } from '../../connectors/source.js';
+import type { SourceItem } from '../../src/pipeline/source.js';
 import { mapSourceItem } from '../../src/pipeline/record-mapping.js';
 import { expectNoFdOn, fdsOpenOn, HAS_PROC } from './helpers/fds.js';
 import { findPython, IS_CI, PROJECT_ROOT, runPython, skipMessage } from './helpers/python.js';

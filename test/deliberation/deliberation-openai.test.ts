@@ -6,7 +6,7 @@ import type { TraceRecord } from '../../schemas/trace.js';
 import { Verdict } from '../../schemas/verdict.js';
 import { mergedUnion } from '../../src/jury/aggregate.js';
 import { DELIB_BLOCK } from '../../src/jury/deliberation/render.js';
-import { segmentRecord } from '../../src/segment.js';
+import { segmentRecord } from '../../src/segment/index.js';
 import { syntheticRecords } from '../../src/sim/synthetic.js';
 import { judgeAll, withRuntime } from '../helpers/jury.js';
 import { deliberationJury, profileWith, readAudit, withSim } from './helpers.js';

@@ -7,7 +7,7 @@ import { NOTHING_NEW } from '../../src/jury/deliberation/phrases.js';
 import { judgeRecord, type JuryContext } from '../../src/jury/judge.js';
 import { type CallResult, type ChatMessage, ModelCallError, type ModelGateway, type StructuredCall, type TextCall } from '../../src/llm/types.js';
 import { loadPromptSet } from '../../src/prompts/templates.js';
-import { segmentRecord } from '../../src/segment.js';
+import { segmentRecord } from '../../src/segment/index.js';
 import { DELIB_BLOCK } from '../../src/jury/deliberation/render.js';
 import { topLevelBlocks } from '../../src/sim/blocks.js';
 import { applyJournal } from './helpers/journal.js';

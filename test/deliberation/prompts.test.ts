@@ -7,7 +7,7 @@ import type { ConsensusItem } from '../../src/jury/deliberation/schemas.js';
 import { applyJournal } from './helpers/journal.js';
 import { phase1Messages } from '../../src/prompts/build.js';
 import { loadPromptSet } from '../../src/prompts/templates.js';
-import { segmentRecord } from '../../src/segment.js';
+import { segmentRecord } from '../../src/segment/index.js';
 import { topLevelBlocks } from '../../src/sim/blocks.js';
 
 const set = loadPromptSet();

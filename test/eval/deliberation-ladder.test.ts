@@ -3,7 +3,7 @@ import { parseConfig } from '../../src/config/load.js';
 import { evaluate } from '../../src/eval/harness.js';
 import { evalConfig, judgeRecords } from '../../src/eval/run.js';
 import { DEFAULT_SCORE_OPTIONS } from '../../src/eval/score.js';
-import { openRuntime } from '../../src/runtime.js';
+import { openRuntime } from '../../src/compose/runtime.js';
 import { buildGoldIndex, createSimProvider, defaultProfile, withoutFaults } from '../../src/sim/index.js';
 import { synthRecords } from '../sim/helpers.js';
 

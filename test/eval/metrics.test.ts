@@ -3,7 +3,7 @@ import { stepLabels } from '../../src/eval/gold.js';
 import { type Aggregator, bootstrap, wsum } from '../../src/eval/metrics/bootstrap.js';
 import { metricsFromConfusion, recordConfusion, stepAggregator } from '../../src/eval/metrics/step.js';
 import { earliestFlagged, flaggedSteps, predictionsFromShardRows } from '../../src/eval/predictions.js';
-import { createRng } from '../../src/sim/prng.js';
+import { createRng } from '../../src/util/prng.js';
 import { gold, prediction } from './helpers.js';
 
 describe('gold step labels', () => {

@@ -6,7 +6,7 @@ import { MISSING_DATA_MESSAGE, sharedDataDir } from '../../src/eval/data.js';
 import { goldOf } from '../../src/eval/gold.js';
 import { DEFAULT_SCORE_OPTIONS, scoreSystems } from '../../src/eval/score.js';
 import type { StepPrediction } from '../../src/eval/types.js';
-import { createRng } from '../../src/sim/prng.js';
+import { createRng } from '../../src/util/prng.js';
 import { prediction } from './helpers.js';
 
 /**

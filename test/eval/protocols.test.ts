@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Impact } from '../../schemas/defect.js';
 import { DEFAULT_SCORE_OPTIONS, scoreSystems } from '../../src/eval/score.js';
 import type { BenchmarkName, StepGold, StepPrediction } from '../../src/eval/types.js';
-import { createRng } from '../../src/sim/prng.js';
+import { createRng } from '../../src/util/prng.js';
 import { close, gold, prediction } from './helpers.js';
 
 /**

@@ -5,7 +5,7 @@ import type { Verdict } from '../../schemas/verdict.js';
 import { defaultConfigInput, parseConfig } from '../../src/config/load.js';
 import { judgeRecord } from '../../src/jury/judge.js';
 import { prepareRecord } from '../../src/pipeline/prepare.js';
-import { openRuntime, type Runtime } from '../../src/runtime.js';
+import { openRuntime, type Runtime } from '../../src/compose/runtime.js';
 
 /** A jury config whose seats all use one OpenAI-compatible endpoint at `baseUrl`. */
 export function juryOn(baseUrl: string, over: Partial<JuryConfigInput> = {}, endpoint: Record<string, unknown> = {}): JuryConfigInput {

@@ -5,7 +5,7 @@ import { defaultConfigInput, parseConfig } from '../../src/config/load.js';
 import { judgeRecord, type JuryContext } from '../../src/jury/judge.js';
 import { type CallResult, ModelCallError, type ModelGateway, type StructuredCall, type TextCall } from '../../src/llm/types.js';
 import { loadPromptSet } from '../../src/prompts/templates.js';
-import { segmentRecord } from '../../src/segment.js';
+import { segmentRecord } from '../../src/segment/index.js';
 import { Verdict } from '../../schemas/verdict.js';
 
 /** A scripted gateway: the jury logic is tested here; the real client path is in the integration tests. */

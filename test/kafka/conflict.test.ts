@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KafkaCommitter, type RangeOwner } from '../../connectors/kafka/committer.js';
 import { createKafkajs, KafkajsConsumer } from '../../connectors/kafka/kafkajs-client.js';
-import { KafkaConfig } from '../../connectors/kafka/options.js';
+import { KafkaConfig } from '../../schemas/kafka.js';
 import { KafkaSource, type RangeOutcome } from '../../connectors/kafka/source.js';
 import { createS3Client } from '../../connectors/s3/client.js';
 import { S3ObjectStore } from '../../connectors/s3/object-store.js';
@@ -14,7 +14,7 @@ import { positionString } from '../../src/pipeline/positions.js';
 import { manifestKey, ShardCommitter, type CommitRequest } from '../../src/pipeline/shard-commit.js';
 import { readCommittedRows } from '../../src/pipeline/shard-read.js';
 import { runStage } from '../../src/pipeline/stage.js';
-import { openRuntime } from '../../src/runtime.js';
+import { openRuntime } from '../../src/compose/runtime.js';
 import { createSimProvider, defaultProfile, withoutFaults } from '../../src/sim/index.js';
 import { kafkaFixture, offsetsBehindShards, type KafkaFixture } from './helpers/fixture.js';
 import { createBucket, dropBucket, ensureServices, s3Client } from './helpers/services.js';

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listCommitted, verifyCommitted } from '../../src/pipeline/shard-commit.js';
 import { readCommittedRows } from '../../src/pipeline/shard-read.js';
-import { createRng } from '../../src/sim/prng.js';
+import { createRng } from '../../src/util/prng.js';
 import { BIN, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/run-setup.js';
 import { kafkaFixture, offsetsBehindShards, type KafkaFixture } from './helpers/fixture.js';

@@ -2,7 +2,7 @@
 // unit's ranges, closing an idle unit's range, never stalling on interleaved open ranges, and
 // never committing a range before the record that closed it is in it.
 import { describe, expect, it } from 'vitest';
-import type { Source, SourceItem } from '../../connectors/source.js';
+import type { Source, SourceItem } from '../../src/pipeline/source.js';
 import { defaultConfig } from '../../src/config/load.js';
 import { MemoryObjectStore } from '../../src/pipeline/object-store.js';
 import { positionString } from '../../src/pipeline/positions.js';

@@ -5,13 +5,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafkajs, KafkajsConsumer } from '../../connectors/kafka/kafkajs-client.js';
 import { KafkaCommitter } from '../../connectors/kafka/committer.js';
-import { KafkaConfig } from '../../connectors/kafka/options.js';
+import { KafkaConfig } from '../../schemas/kafka.js';
 import { KafkaSource } from '../../connectors/kafka/source.js';
 import type { ObjectStore } from '../../src/pipeline/object-store.js';
 import { defaultConfigInput, parseConfig } from '../../src/config/load.js';
 import { runStage } from '../../src/pipeline/stage.js';
 import { readCommittedRows } from '../../src/pipeline/shard-read.js';
-import { openRuntime } from '../../src/runtime.js';
+import { openRuntime } from '../../src/compose/runtime.js';
 import { createSimProvider, defaultProfile, withoutFaults } from '../../src/sim/index.js';
 import { syntheticRecords } from '../../src/sim/synthetic.js';
 import { S3ObjectStore } from '../../connectors/s3/object-store.js';

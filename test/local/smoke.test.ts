@@ -21,7 +21,7 @@ import { Verdict } from '../../schemas/verdict.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { AuditEntry } from '../../src/llm/audit.js';
 import type { LedgerSummary } from '../../src/llm/ledger.js';
-import { openRuntime } from '../../src/runtime.js';
+import { openRuntime } from '../../src/compose/runtime.js';
 import { BIN } from '../helpers/cli.js';
 import { judgeAll } from '../helpers/jury.js';
 import { testModelPath } from './model.js';

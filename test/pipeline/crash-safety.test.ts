@@ -6,7 +6,7 @@ import { readParquetRows } from '../../src/pipeline/shard-read.js';
 import { LocalObjectStore } from '../../src/pipeline/object-store.js';
 import { listCommitted, verifyCommitted } from '../../src/pipeline/shard-commit.js';
 import { readCommittedRows } from '../../src/pipeline/shard-read.js';
-import { createRng } from '../../src/sim/prng.js';
+import { createRng } from '../../src/util/prng.js';
 import { syntheticRecords } from '../../src/sim/synthetic.js';
 import { BIN, runCli } from '../helpers/cli.js';
 import { fastSimConfig, tempDir, writeJsonl } from '../helpers/run-setup.js';

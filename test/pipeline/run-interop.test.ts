@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { segmentRecord } from '../../src/segment.js';
+import { segmentRecord } from '../../src/segment/index.js';
 import { syntheticRecords } from '../../src/sim/synthetic.js';
 import { runCli } from '../helpers/cli.js';
 import { fastSimConfig, pyenvPython, tempDir, writeJsonl } from '../helpers/run-setup.js';

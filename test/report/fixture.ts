@@ -2,7 +2,7 @@ import { IMPACTS } from '../../schemas/defect.js';
 import type { DefectRow, VerdictRow } from '../../schemas/outputs.js';
 import { LocalObjectStore } from '../../src/pipeline/object-store.js';
 import { ShardCommitter } from '../../src/pipeline/shard-commit.js';
-import { createRng } from '../../src/sim/prng.js';
+import { createRng } from '../../src/util/prng.js';
 
 /** A few leaves from two categories, so defects on one step often share a category. */
 const LEAVES = [

@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { SEVERITY_COLORS } from '../../src/report/html.js';
-import { createRng } from '../../src/sim/prng.js';
+import { createRng } from '../../src/util/prng.js';
 import { syntheticRecords } from '../../src/sim/synthetic.js';
 import { loadTaxonomy } from '../../src/taxonomy/schema.js';
 import { runCli } from '../helpers/cli.js';

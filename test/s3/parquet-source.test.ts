@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createS3Client } from '../../connectors/s3/client.js';
 import { listParquetObjects, openS3ParquetSource, S3ParquetSource } from '../../connectors/s3/parquet-source.js';
 import { S3RangeReader } from '../../connectors/s3/range-reader.js';
-import type { SourceItem } from '../../connectors/source.js';
+import type { SourceItem } from '../../src/pipeline/source.js';
 import { unitToken } from '../../src/pipeline/positions.js';
 import { syntheticRecords } from '../../src/sim/synthetic.js';
 import { createBucket, dropBucket, ensureServices, s3Client } from '../kafka/helpers/services.js';

@@ -4,7 +4,7 @@ import { BLOCK, type PanelEntry } from '../../src/prompts/build.js';
 import { frameBlock } from '../../src/prompts/frame.js';
 import { SimEngine, type EngineResult } from '../../src/sim/engine.js';
 import { buildGoldIndex } from '../../src/sim/gold.js';
-import { createRng } from '../../src/sim/prng.js';
+import { createRng } from '../../src/util/prng.js';
 import { consolidationRequest, defectOn, oneModel, phase1Request, synthRecords, withinBinomial } from './helpers.js';
 
 const records = synthRecords(300, { steps: 10, errorRate: 0.3, seed: 'consolidation' });

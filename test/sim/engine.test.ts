@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { JudgementOutput } from '../../schemas/defect.js';
 import { frameBlock, parseRenderedSteps, renderSteps, unframeBlock } from '../../src/prompts/frame.js';
 import { BLOCK } from '../../src/prompts/build.js';
-import { segmentRecord } from '../../src/segment.js';
+import { segmentRecord } from '../../src/segment/index.js';
 import { SimEngine, type EngineResult } from '../../src/sim/engine.js';
 import { buildGoldIndex } from '../../src/sim/gold.js';
 import { DEFAULT_TASKS, type SimTask } from '../../src/sim/tasks.js';

@@ -4,8 +4,8 @@ import type { TraceRecord } from '../../schemas/trace.js';
 import type { ChatRequest } from '../../src/llm/types.js';
 import { consolidationMessages, phase1Messages, type PanelEntry, type TraceInput } from '../../src/prompts/build.js';
 import { loadPromptSet } from '../../src/prompts/templates.js';
-import { segmentRecord } from '../../src/segment.js';
-import { createRng } from '../../src/sim/prng.js';
+import { segmentRecord } from '../../src/segment/index.js';
+import { createRng } from '../../src/util/prng.js';
 import { parseProfile, type ModelEntryInput, type SimProfile } from '../../src/sim/profile.js';
 
 export const PROMPTS = loadPromptSet();

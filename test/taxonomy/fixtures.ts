@@ -2,8 +2,8 @@ import type { Impact } from '../../schemas/defect.js';
 import type { DefectRow, VerdictRow } from '../../schemas/outputs.js';
 import { LocalObjectStore } from '../../src/pipeline/object-store.js';
 import { ShardCommitter } from '../../src/pipeline/shard-commit.js';
-import { segmentRecord } from '../../src/segment.js';
-import { createRng } from '../../src/sim/prng.js';
+import { segmentRecord } from '../../src/segment/index.js';
+import { createRng } from '../../src/util/prng.js';
 import { syntheticRecords } from '../../src/sim/synthetic.js';
 import { describeDefect } from '../../src/sim/text.js';
 

@@ -2,7 +2,7 @@ import type { Impact } from '../../schemas/defect.js';
 import { EndpointConfig, ParticipantConfig } from '../../schemas/config.js';
 import { createGateway, type Gateway } from '../../src/llm/gateway.js';
 import type { ModelGateway, StructuredCall } from '../../src/llm/types.js';
-import { createRng } from '../../src/sim/prng.js';
+import { createRng } from '../../src/util/prng.js';
 import { parseProfile, type ModelEntryInput } from '../../src/sim/profile.js';
 import { createSimProvider } from '../../src/sim/provider.js';
 import { consolidationTask, phase1Task } from '../../src/sim/tasks.js';

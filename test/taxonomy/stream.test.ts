@@ -7,7 +7,7 @@ import { LocalObjectStore } from '../../src/pipeline/object-store.js';
 import { ShardCommitter } from '../../src/pipeline/shard-commit.js';
 import { readCommittedRows } from '../../src/pipeline/shard-read.js';
 import { runStage } from '../../src/pipeline/stage.js';
-import { openRuntime } from '../../src/runtime.js';
+import { openRuntime } from '../../src/compose/runtime.js';
 import { parseProfile } from '../../src/sim/profile.js';
 import { createSimProvider } from '../../src/sim/provider.js';
 import { syntheticRecords } from '../../src/sim/synthetic.js';

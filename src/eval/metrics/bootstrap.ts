@@ -1,4 +1,4 @@
-import { createRng } from '../../sim/prng.js';
+import { createRng } from '../../util/prng.js';
 
 /**
  * A metric family computed from per-record contributions. `compute(null)` is the point

@@ -11,7 +11,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { z } from 'zod';
 import type { ChatMessage } from '../types.js';
 import { LocalEngineError, type LocalEngine } from './engine.js';
-import { HttpError, listenOpenAICompatible, readBody, sendError, sendJson } from '../../openai-http.js';
+import { HttpError, listenOpenAICompatible, readBody, sendError, sendJson } from '../../util/openai-http.js';
 
 export interface LocalServerOptions {
   engine: LocalEngine;

@@ -7,7 +7,7 @@
  * a dead letter (`!ok`) carrying the reason and the original bytes as (truncated) text. Sources
  * only parse; turning `raw` into a TraceRecord is `mapRecord` (src/pipeline/record-mapping.ts).
  */
-import type { SourcePosition } from '../schemas/trace.js';
+import type { SourcePosition } from '../../schemas/trace.js';
 
 export interface SourceOkItem {
   position: SourcePosition;

@@ -1,15 +1,15 @@
-import type { EndpointConfig, JuryConfig } from '../schemas/config.js';
-import type { TraceRecord } from '../schemas/trace.js';
-import { configHash } from './config/load.js';
-import type { JuryContext } from './jury/judge.js';
-import { createGateway, type Gateway } from './llm/gateway.js';
-import { createLocalProvider } from './llm/local-provider.js';
-import { createOpenAIProvider } from './llm/openai-provider.js';
-import { resolveModelPath } from './models/cache.js';
-import type { Provider } from './llm/types.js';
-import { loadPromptSet } from './prompts/templates.js';
-import { defaultProfile, loadGoldFile, loadProfileFile, NO_GOLD, startSimulator, type RunningSimulator } from './sim/index.js';
-import { LiveGoldIndex } from './sim/live-gold.js';
+import type { EndpointConfig, JuryConfig } from '../../schemas/config.js';
+import type { TraceRecord } from '../../schemas/trace.js';
+import { configHash } from '../config/load.js';
+import type { JuryContext } from '../jury/judge.js';
+import { createGateway, type Gateway } from '../llm/gateway.js';
+import { createLocalProvider } from '../llm/local-provider.js';
+import { createOpenAIProvider } from '../llm/openai-provider.js';
+import { resolveModelPath } from '../models/cache.js';
+import type { Provider } from '../llm/types.js';
+import { loadPromptSet } from '../prompts/templates.js';
+import { defaultProfile, loadGoldFile, loadProfileFile, NO_GOLD, startSimulator, type RunningSimulator } from '../sim/index.js';
+import { LiveGoldIndex } from '../sim/live-gold.js';
 
 export interface RuntimeOptions {
   config: JuryConfig;
