@@ -19,7 +19,6 @@ if (isMainThread) {
   process.stdout.write(JSON.stringify({ ...result, peak_rss_mb: hwm ? Number(hwm[1]) / 1024 : NaN }) + '\n');
 } else {
   const { topic, bucket, group, prefix } = workerData as { topic: string; bucket: string; group: string; prefix: string };
-  const { KafkaCommitter } = await import('../connectors/kafka/committer.js');
   const { createKafkajs, KafkajsConsumer } = await import('../connectors/kafka/kafkajs-client.js');
   const { KafkaConfig } = await import('../schemas/kafka.js');
   const { KafkaSource } = await import('../connectors/kafka/source.js');
@@ -27,6 +26,8 @@ if (isMainThread) {
   const { S3ObjectStore } = await import('../connectors/s3/object-store.js');
   const { defaultConfigInput, parseConfig } = await import('../src/config/load.js');
   const { runStage } = await import('../src/pipeline/stage.js');
+  const { judgingSteps } = await import('../src/pipeline/steps/index.js');
+  const { ShardCommitter } = await import('../src/pipeline/shard-commit.js');
   const { openRuntime } = await import('../src/compose/runtime.js');
   const { createSimProvider, defaultProfile, withoutFaults } = await import('../src/sim/index.js');
   const config = parseConfig({ ...defaultConfigInput(), cache: { enabled: false, dir: '.cache/none' } });
@@ -46,19 +47,16 @@ if (isMainThread) {
     untilCaughtUp: true,
     quietMs: 500,
   });
-  const committer = new KafkaCommitter(store, {}, source);
   const t0 = performance.now();
   await source.start();
   let tFirst: number | undefined;
   const counters = await runStage({
     source,
-    runtime,
-    config,
-    committer,
+    mapping: config.input.mapping,
+    steps: judgingSteps({ config, jury: runtime.jury }),
+    committer: new ShardCommitter(store),
     concurrency: 16,
     range: { maxRecords: 1000, maxChars: 64 << 20, sequentialUnits: false },
-    onCommitted: source.onCommitted,
-    control: source.attach,
     onProgress: () => (tFirst ??= performance.now()),
   });
   const t1 = performance.now();

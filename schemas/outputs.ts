@@ -158,6 +158,27 @@ export const ShardFileEntry = z.object({
 });
 export type ShardFileEntry = z.infer<typeof ShardFileEntry>;
 
+/** Which records of which source unit a range holds. */
+export const ManifestRange = z.object({
+  unit: z.string(),
+  unit_token: z.string(),
+  first_offset: z.int().nonnegative(),
+  last_offset: z.int().nonnegative(),
+  records: z.int().nonnegative(),
+});
+export type ManifestRange = z.infer<typeof ManifestRange>;
+
+/**
+ * The settings range boundaries and file names depend on. Resuming with other values would
+ * plan different ranges under different names, so a run checks them against the output's.
+ */
+export const RangeSettings = z.object({
+  max_records: z.int().positive(),
+  max_chars: z.int().positive(),
+  formats: z.array(ShardFormat).min(1),
+});
+export type RangeSettings = z.infer<typeof RangeSettings>;
+
 export const CommitManifest = z.object({
   version: z.literal(1),
   source: z.string(),
@@ -171,7 +192,10 @@ export const CommitManifest = z.object({
   record_ids: z.int().nonnegative(),
   /** sha256 over "key sha256\n" of every file, in key order: one value to compare ranges by. */
   checksum: z.string().regex(/^[0-9a-f]{64}$/),
-  /** opaque to the store: what the connector needs to acknowledge the range later. */
+  /** the range's unit and offsets (absent only in manifests written before it existed) */
+  range: ManifestRange.optional(),
+  settings: RangeSettings.optional(),
+  /** opaque to the stage: facts a caller wants kept with the range; older manifests held `range` here. */
   extra: z.record(z.string(), z.unknown()).optional(),
 });
 export type CommitManifest = z.infer<typeof CommitManifest>;

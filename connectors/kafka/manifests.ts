@@ -3,10 +3,9 @@
  * `_commits/<topic>+<partition>+<first, 19 digits>-<topic>+<partition>+<last, 19 digits>.json`,
  * so a prefix listing with StartAfter returns exactly the ranges at or after an offset.
  */
-import type { ObjectStore } from '../../src/pipeline/object-store.js';
+import { COMMITS_PREFIX } from '../../src/pipeline/layout.js';
+import { listKeysAfter, type ObjectStore } from '../../src/pipeline/object-store.js';
 import { positionString } from '../../src/pipeline/positions.js';
-import { COMMITS_PREFIX } from '../../src/pipeline/shard-commit.js';
-import { listKeysAfter } from '../s3/object-store.js';
 
 export interface OffsetRange {
   first: number;

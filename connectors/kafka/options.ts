@@ -16,8 +16,6 @@ export function parseKafkaUrl(url: string): { topics: string[]; group?: string }
   return { topics, ...(group ? { group } : {}) };
 }
 
-export const isKafkaUrl = (s: string | undefined): s is string => typeof s === 'string' && s.startsWith('kafka://');
-
 /** Brokers from the config, else $KAFKA_BROKERS; a clear error when neither is set. */
 export function resolveBrokers(cfg: Pick<KafkaConfig, 'brokers'>, env: NodeJS.ProcessEnv = process.env): string[] {
   const brokers = cfg.brokers ?? (env.KAFKA_BROKERS ?? '').split(',').map((b) => b.trim()).filter(Boolean);

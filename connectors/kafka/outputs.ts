@@ -7,7 +7,7 @@
  * on the rebuild (at least once; dedupe by key / by rj-source-* headers), never zero times.
  */
 import type { DeadLetterRow, DecisionRow, StepRow, VerdictRow } from '../../schemas/outputs.js';
-import type { CommitRequest } from '../../src/pipeline/shard-commit.js';
+import type { CommitRequest, RangeSink } from '../../src/pipeline/sink.js';
 import type { InMessage, KafkaProducerPort, OutMessage } from './port.js';
 
 export interface KafkaOutputsOptions {
@@ -27,7 +27,7 @@ export const MAX_DLQ_VALUE_BYTES = 900 * 1024;
 const MAX_HEADER_CHARS = 1000;
 const cap = (s: string) => (s.length > MAX_HEADER_CHARS ? `${s.slice(0, MAX_HEADER_CHARS - 1)}…` : s);
 
-export class KafkaOutputs {
+export class KafkaOutputs implements RangeSink {
   events = 0;
   deadLetters = 0;
 

@@ -6,27 +6,37 @@
  * every assigned partition, and resumed once the stage has drained it to half.
  *
  * Offsets: a partition's commit point is the first offset not yet in committed shards
- * (CoveredOffsets). It moves when the stage reports a range durable (`onCommitted`), when a
+ * (CoveredOffsets). It moves when the stage reports a range durable (`rangeDone`), when a
  * manifest left by an earlier owner is found, or over offsets that hold no visible message.
- * It is committed to the group right then, so the group's offset is never ahead of the shards.
+ * The stage then pulls `safeOffsets` and hands them to `acknowledge`, which commits them to
+ * the group, so the group's offset is never ahead of the shards.
  *
  * Rebalances: a revoked partition's buffered messages are discarded and its uncommitted ranges
- * dropped from the stage (StageControl.dropUnit); the new owner re-reads them from the
- * committed offset and rebuilds ranges of the same names. Before a range is written,
- * KafkaCommitter asks `mayWrite`, which waits out a rebalance in progress. A newly assigned
+ * dropped from the stage (UnitControl.dropUnit); the new owner re-reads them from the
+ * committed offset and rebuilds ranges of the same names. Before a range is written, the stage
+ * asks for `clearance` (./clearance.ts), which waits out a rebalance in progress. A newly assigned
  * partition first lists the manifests at or after its committed offset: ranges an earlier
  * owner wrote but did not acknowledge are skipped message by message.
  */
 import type { ObjectStore } from '../../src/pipeline/object-store.js';
-import type { CommittedRange, StageControl } from '../../src/pipeline/stage.js';
-import { DEFAULT_MAX_RAW_TEXT_BYTES, type Source, type SourceItem, type SourceProgress } from '../../src/pipeline/source.js';
+import {
+  DEFAULT_MAX_RAW_TEXT_BYTES,
+  type Clearance,
+  type RangeClaim,
+  type RangeReport,
+  type SafeOffset,
+  type Source,
+  type SourceItem,
+  type SourceProgress,
+  type StreamingSource,
+  type UnitControl,
+} from '../../src/pipeline/source.js';
 import { MessageBuffer, type Buffered } from './buffer.js';
+import { kafkaClearance, type PartitionOwner } from './clearance.js';
 import { committedRangesFrom } from './manifests.js';
 import { drainState, intake, newPart, startAt, unitOf, type Part } from './partition.js';
 import type { InBatch, InMessage, KafkaConsumerPort, TopicPartition } from './port.js';
 import { messageItem } from './records.js';
-
-export type RangeOutcome = 'written' | 'existing' | 'skipped' | 'conflict';
 
 export interface KafkaSourceOptions {
   consumer: KafkaConsumerPort;
@@ -61,8 +71,10 @@ export interface KafkaSourceStats {
   resets: number;
 }
 
-export class KafkaSource implements Source {
+export class KafkaSource implements Source, StreamingSource, PartitionOwner {
   readonly name: string;
+  /** the stage's hooks: clearance before a range is written, outcome after, safe offsets */
+  readonly streaming: StreamingSource = this;
   private readonly parts = new Map<string, Part>();
   private readonly buffer: MessageBuffer<Part>;
   private paused = false;
@@ -73,9 +85,9 @@ export class KafkaSource implements Source {
   private crash: Error | null = null;
   private ended = false;
   private closed = false;
-  private ctl: StageControl | undefined;
-  /** each range's commit outcome, with the partition state it was decided against */
-  private readonly outcomes = new Map<string, { outcome: RangeOutcome; part: Part | undefined }>();
+  private ctl: UnitControl | undefined;
+  /** the partition state each refused range was decided against */
+  private readonly refusedAgainst = new Map<string, Part | undefined>();
   private commitChain: Promise<void> = Promise.resolve();
   private lastActivity = Date.now();
   private lastCaughtUpCheck = 0;
@@ -114,10 +126,10 @@ export class KafkaSource implements Source {
     }
   }
 
-  /** StageOptions.control: how the source closes or drops a partition's ranges. */
-  attach = (ctl: StageControl): void => {
+  /** How the stage lets the source close or drop a partition's ranges. */
+  attach(ctl: UnitControl): void {
     this.ctl = ctl;
-  };
+  }
 
   // ---- fetch side --------------------------------------------------------------------------
 
@@ -295,7 +307,7 @@ export class KafkaSource implements Source {
 
   // ---- commit side -------------------------------------------------------------------------
 
-  /** KafkaCommitter asks before writing: false once the partition is no longer ours. */
+  /** Asked before a range is written: false once the partition is no longer ours. */
   async mayWrite(unit: string): Promise<boolean> {
     if (this.rebalancing) {
       await new Promise<void>((resolve) => {
@@ -311,27 +323,34 @@ export class KafkaSource implements Source {
     return this.parts.get(unit)?.covered?.next ?? 0;
   }
 
-  noteOutcome(first: string, last: string, outcome: RangeOutcome, unit?: string): void {
-    this.outcomes.set(`${first}-${last}`, { outcome, part: unit === undefined ? undefined : this.parts.get(unit) });
+  async clearance(claim: RangeClaim): Promise<Clearance> {
+    const c = await kafkaClearance(this.opts.store, this, claim);
+    // Remember which assignment of the partition refused it: only that one is re-read.
+    if (!c.write) this.refusedAgainst.set(`${claim.unit}:${claim.firstOffset}-${claim.lastOffset}`, this.parts.get(claim.unit));
+    return c;
   }
 
-  /** StageOptions.onCommitted: the range is durable (or was found conflicting). */
-  onCommitted = async (range: CommittedRange): Promise<void> => {
-    const key = `${range.first}-${range.last}`;
-    const noted = this.outcomes.get(key);
-    this.outcomes.delete(key);
+  /** The stage's word on a range: durable (or found committed), or left unwritten. */
+  rangeDone(range: RangeReport): void {
+    const key = `${range.unit}:${range.firstOffset}-${range.lastOffset}`;
+    const refusedAgainst = this.refusedAgainst.get(key);
+    this.refusedAgainst.delete(key);
     const part = this.parts.get(range.unit);
     if (!part?.covered) return;
-    if (noted?.outcome === 'skipped' || noted?.outcome === 'conflict') {
+    if (range.outcome === 'skipped' || range.outcome === 'conflicted') {
       // Not written, yet the partition is still ours (the same assignment, not a later one):
       // read it again from its commit point.
-      if (noted.part === part) this.reset(part);
+      if (refusedAgainst === part) this.reset(part);
       return;
     }
     part.covered.add(range.firstOffset, range.lastOffset);
     for (const off of part.held.keys()) if (off >= range.firstOffset && off <= range.lastOffset) part.held.delete(off);
-    await this.commitOffsets();
-  };
+  }
+
+  /** Each partition whose commit point moved past what the group has: safe to commit now. */
+  safeOffsets(): SafeOffset[] {
+    return [...this.parts.values()].filter((p) => p.covered && p.covered.next > p.committed).map((p) => ({ unit: p.unit, next: p.covered!.next }));
+  }
 
   /**
    * Another writer committed a range overlapping ours (a race with a former owner): drop what
@@ -350,23 +369,31 @@ export class KafkaSource implements Source {
     return this.parts.get(unit)?.held.get(offset);
   }
 
-  /** Commits every partition's commit point that moved; serialized, failures retried later. */
-  commitOffsets(): Promise<void> {
+  /** Commits the given commit points to the group; serialized, failures retried later. */
+  acknowledge(offsets: SafeOffset[]): Promise<void> {
     this.commitChain = this.commitChain.then(async () => {
       if (this.rebalancing) return;
-      const due = [...this.parts.values()].filter((p) => p.covered && p.covered.next > p.committed);
+      // Decided when this commit's turn comes: a partition may have moved or been committed since.
+      const due = offsets.flatMap((o) => {
+        const p = this.parts.get(o.unit);
+        return p && o.next > p.committed ? [{ p, offset: o.next }] : [];
+      });
       if (due.length === 0) return;
-      const offsets = due.map((p) => ({ ...p.tp, offset: p.covered!.next }));
       try {
-        await this.opts.consumer.commit(offsets);
+        await this.opts.consumer.commit(due.map(({ p, offset }) => ({ ...p.tp, offset })));
         this.stats.offsetCommits++;
-        for (const [i, p] of due.entries()) p.committed = Math.max(p.committed, offsets[i]!.offset);
+        for (const { p, offset } of due) p.committed = Math.max(p.committed, offset);
       } catch (err) {
         // Typically a rebalance: the offsets are committed again after the next assignment.
         this.log(`offset commit deferred: ${(err as Error).message}`);
       }
     });
     return this.commitChain;
+  }
+
+  /** Commits every partition's commit point that moved (offsets over gaps, earlier owners' ranges). */
+  private commitOffsets(): Promise<void> {
+    return this.acknowledge(this.safeOffsets());
   }
 
   progress(): SourceProgress {

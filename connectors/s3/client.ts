@@ -11,7 +11,6 @@ export interface S3Location {
   prefix: string;
 }
 
-export const isS3Url = (s: string | undefined): s is string => typeof s === 'string' && s.startsWith('s3://');
 
 /** "s3://bucket/some/prefix/" -> { bucket, prefix: "some/prefix" }; throws a clear error otherwise. */
 export function parseS3Url(url: string): S3Location {

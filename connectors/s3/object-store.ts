@@ -18,19 +18,12 @@ import {
   UploadPartCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { assertKey, type ObjectStore } from '../../src/pipeline/object-store.js';
-import { COMMITS_PREFIX } from '../../src/pipeline/shard-commit.js';
+import { COMMITS_PREFIX } from '../../src/pipeline/layout.js';
+import { assertKey, ObjectExistsError, type ObjectStore } from '../../src/pipeline/object-store.js';
+
 import { describeS3Error, httpStatus, isNotFound, s3Url, type S3Location } from './client.js';
 
 const MB = 1024 * 1024;
-
-/** A create-only put found the key already there (another writer got there first). */
-export class ObjectExistsError extends Error {
-  constructor(readonly key: string) {
-    super(`object already exists: ${key}`);
-    this.name = 'ObjectExistsError';
-  }
-}
 
 export interface S3StoreOptions {
   multipartThresholdBytes?: number;
@@ -187,12 +180,4 @@ export async function checkBucket(store: S3ObjectStore): Promise<void> {
   } catch (err) {
     throw new Error(`cannot use S3 bucket "${store.bucket}": ${describeS3Error(err)}`);
   }
-}
-
-/** `store.listAfter` when the store has it, else a filtered full listing (local folders). */
-export async function listKeysAfter(store: ObjectStore, prefix: string, startAfter: string | undefined): Promise<string[]> {
-  const s = store as ObjectStore & { listAfter?: (p: string, a: string | undefined) => Promise<string[]> };
-  if (s.listAfter) return s.listAfter(prefix, startAfter);
-  const all = await store.list(prefix);
-  return startAfter === undefined ? all : all.filter((k) => k > startAfter);
 }

@@ -1,9 +1,8 @@
 /**
- * `--out` as a store: a local folder, or s3://bucket/prefix (same table layout under the prefix).
+ * `--out s3://bucket/prefix` as a store (the same table layout under the prefix).
  */
-import { resolve } from 'node:path';
-import { LocalObjectStore, type ObjectStore } from '../../src/pipeline/object-store.js';
-import { createS3Client, isS3Url, parseS3Url } from './client.js';
+import type { ObjectStore } from '../../src/pipeline/object-store.js';
+import { createS3Client, parseS3Url } from './client.js';
 import { checkBucket, S3ObjectStore } from './object-store.js';
 import { S3Config, type S3ConfigInput } from '../../schemas/s3.js';
 
@@ -13,11 +12,7 @@ export interface OutputTarget {
   location: string;
 }
 
-export async function openOutput(out: string, s3?: S3ConfigInput | S3Config): Promise<OutputTarget> {
-  if (!isS3Url(out)) {
-    const root = resolve(out);
-    return { store: new LocalObjectStore(root), location: root };
-  }
+export async function openS3Output(out: string, s3?: S3ConfigInput | S3Config): Promise<OutputTarget> {
   const cfg = S3Config.parse(s3 ?? {});
   const store = new S3ObjectStore(createS3Client(cfg), parseS3Url(out), {
     multipartThresholdBytes: cfg.multipart_threshold_mb * 1024 * 1024,

@@ -18,8 +18,7 @@ import { compressors } from 'hyparquet-compressors';
 import type { SourcePosition } from '../../schemas/trace.js';
 import { normalizeParquetValue, readParquetMetadata } from '../file/parquet-source.js';
 import { unitToken } from '../../src/pipeline/positions.js';
-import type { CommittedRanges } from '../../src/pipeline/range-planner.js';
-import { deadItem, type SizeHint, type Source, type SourceItem, type SourceProgress } from '../../src/pipeline/source.js';
+import { deadItem, type SizeHint, type Source, type SourceItem, type SourceProgress, type CommittedRanges } from '../../src/pipeline/source.js';
 import { describeS3Error, parseS3Url, s3Url, type S3Location } from './client.js';
 import { S3RangeReader, type S3ObjectRef } from './range-reader.js';
 

@@ -1,17 +1,18 @@
+/**
+ * The `run` job: output and input picked by URL scheme (src/compose/io.ts), the output's
+ * committed ranges read (src/compose/resume.ts), the jury opened, and the stage run with the
+ * judging steps (src/pipeline/steps/index.ts).
+ */
 import { join } from 'node:path';
-import { openFileSource } from '../../connectors/file/index.js';
-import { openKafkaInput, runKafkaJob } from '../../connectors/kafka/job.js';
-import { isKafkaUrl } from '../../connectors/kafka/options.js';
-import { createS3Client, isS3Url } from '../../connectors/s3/client.js';
-import { ExclusiveCommitter } from '../../connectors/s3/committer.js';
-import { openOutput } from '../../connectors/s3/output.js';
-import { openS3ParquetSource } from '../../connectors/s3/parquet-source.js';
-import type { ShardFormat } from '../../schemas/outputs.js';
-import type { CommittedRanges } from '../pipeline/range-planner.js';
-import { listCommitted, ShardCommitter } from '../pipeline/shard-commit.js';
+import type { JuryConfig } from '../../schemas/config.js';
+import type { RangeSettings, ShardFormat } from '../../schemas/outputs.js';
+import { openInput, openOutput, type OpenedInput, type OutputTarget } from '../compose/io.js';
+import { checkOneManifestSettings, RangeSettingsMismatch, readOutputState, type OutputState } from '../compose/resume.js';
+import { ShardCommitter } from '../pipeline/shard-commit.js';
 import { runStage, type StageCounters } from '../pipeline/stage.js';
-import { packageRoot } from '../util/paths.js';
+import { judgingSteps } from '../pipeline/steps/index.js';
 import { streamEnricher } from '../taxonomy/stream.js';
+import { packageRoot } from '../util/paths.js';
 import { UsageError } from './io.js';
 import { loadJuryConfig, openJury, type JuryOptions } from './jury-setup.js';
 
@@ -38,76 +39,64 @@ export interface RunJobHooks {
   signal: AbortSignal;
 }
 
-/** Ranges already committed in the output, by unit token -> first offset -> last offset. */
-async function committedRanges(committer: ShardCommitter): Promise<{ ranges: CommittedRanges; records: number }> {
-  const ranges: CommittedRanges = new Map();
-  let records = 0;
-  for (const m of await listCommitted(committer.store)) {
-    const e = m.extra as { unit_token?: string; first_offset?: number; last_offset?: number; records?: number } | undefined;
-    if (!e?.unit_token || e.first_offset === undefined || e.last_offset === undefined) continue;
-    if (!ranges.has(e.unit_token)) ranges.set(e.unit_token, new Map());
-    ranges.get(e.unit_token)!.set(e.first_offset, e.last_offset);
-    records += e.records ?? 0;
+/** Connector and resume problems found before any work starts are one clear line, exit 2. */
+const asUsage = (err: Error): never => {
+  throw new UsageError(err.message);
+};
+
+async function outputState(output: OutputTarget, input: string, settings: RangeSettings, resume: boolean): Promise<OutputState> {
+  const empty: OutputState = { ranges: new Map(), records: 0, manifests: 0 };
+  try {
+    // Kafka resumes from the group's offsets and the manifests of each partition it is given.
+    if (input.startsWith('kafka://')) {
+      await checkOneManifestSettings(output.store, settings, output.location);
+      return empty;
+    }
+    const state = await readOutputState(output.store, settings, output.location);
+    if (!resume && state.manifests > 0) throw new UsageError(`${output.location} already holds committed ranges; use another --out, or drop --no-resume to continue where it stopped`);
+    return state;
+  } catch (err) {
+    if (err instanceof RangeSettingsMismatch) throw new UsageError(err.message);
+    throw err;
   }
-  return { ranges, records };
 }
 
-/** The main job: files in, shards out, resuming from what is already committed. */
+/** The main job: records in, shards out, resuming from what is already committed. */
 export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<StageCounters> {
   const config = loadJuryConfig(opts);
-  const input = opts.input ?? join(packageRoot(), 'examples', 'traces');
-  if (!opts.input) process.stderr.write(`reasoning-jury: no --input given, reading the bundled examples in ${input}\n`);
-  // --out is a folder or s3://bucket/prefix; manifests are create-only on S3 (racing writers).
-  const output = await openOutput(opts.out, config.s3).catch((err: Error) => {
-    throw new UsageError(err.message);
-  });
-  const out = output.location;
-  const committer = new ExclusiveCommitter(output.store, { formats: opts.formats });
-  if (isKafkaUrl(input)) {
-    // Kafka resumes from the group's offsets and the manifests of each partition it is given.
-    const kafka = await openKafkaInput(input, config.kafka).catch((err: Error) => {
-      throw new UsageError(err.message);
-    });
-    const runtime = await openJury(config, opts);
-    try {
-      hooks.onTotal(undefined);
-      const enrich = streamEnricher(config, runtime);
-      const { concurrency, maxRecords, maxChars, formats } = opts;
-      return await runKafkaJob({ input: kafka, config, runtime, store: output.store, formats, concurrency, maxRecords, maxChars, untilCaughtUp: opts.untilCaughtUp ?? false, signal: hooks.signal, onProgress: hooks.onProgress, ...(enrich ? { enrich } : {}) });
-    } finally {
-      await runtime.close();
-    }
-  }
-  const done = await committedRanges(committer);
-  if (!opts.resume && done.ranges.size > 0) throw new UsageError(`${out} already holds committed ranges; use another --out, or drop --no-resume to continue where it stopped`);
-  const open = isS3Url(input)
-    ? openS3ParquetSource(createS3Client(config.s3), input, { rank: opts.rank ?? 0, worldSize: opts.worldSize ?? 1, committed: done.ranges })
-    : openFileSource(input);
-  const source = await open.catch((err: Error) => {
-    throw new UsageError(err.message);
-  });
+  const inputUrl = opts.input ?? join(packageRoot(), 'examples', 'traces');
+  if (!opts.input) process.stderr.write(`reasoning-jury: no --input given, reading the bundled examples in ${inputUrl}\n`);
+  const output = await openOutput(opts.out, config).catch(asUsage);
+  const settings: RangeSettings = { max_records: opts.maxRecords, max_chars: opts.maxChars, formats: opts.formats };
+  const done = await outputState(output, inputUrl, settings, opts.resume);
+  const { rank = 0, worldSize = 1, untilCaughtUp = false } = opts;
+  const input = await openInput(inputUrl, { config, store: output.store, committed: done.ranges, rank, worldSize, untilCaughtUp, signal: hooks.signal }).catch(asUsage);
   try {
-    const runtime = await openJury(config, opts);
-    try {
-      const enrich = streamEnricher(config, runtime);
-      const hint = await source.sizeHint?.().catch(() => undefined);
-      hooks.onTotal(hint?.totalRows !== undefined ? Math.max(0, hint.totalRows - done.records) : undefined);
-      return await runStage({
-        source,
-        runtime,
-        config,
-        committer,
-        committed: done.ranges,
-        concurrency: opts.concurrency,
-        range: { maxRecords: opts.maxRecords, maxChars: opts.maxChars, sequentialUnits: true },
-        onProgress: hooks.onProgress,
-        signal: hooks.signal,
-        ...(enrich ? { enrich } : {}),
-      });
-    } finally {
-      await runtime.close();
-    }
+    return await judgeInput(config, opts, input, output, done, hooks);
   } finally {
-    await source.close();
+    await input.close();
+  }
+}
+
+async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: OpenedInput, output: OutputTarget, done: OutputState, hooks: RunJobHooks): Promise<StageCounters> {
+  const runtime = await openJury(config, opts);
+  try {
+    const steps = judgingSteps({ config, jury: runtime.jury, enrich: streamEnricher(config, runtime) });
+    const hint = input.resumesFromGroup ? undefined : await input.source.sizeHint?.().catch(() => undefined);
+    hooks.onTotal(hint?.totalRows !== undefined ? Math.max(0, hint.totalRows - done.records) : undefined);
+    return await runStage({
+      source: input.source,
+      sinks: input.sinks,
+      mapping: config.input.mapping,
+      steps,
+      committer: new ShardCommitter(output.store, { formats: opts.formats }),
+      committed: done.ranges,
+      concurrency: opts.concurrency,
+      range: { maxRecords: opts.maxRecords, maxChars: opts.maxChars, sequentialUnits: input.sequentialUnits },
+      onProgress: hooks.onProgress,
+      signal: hooks.signal,
+    });
+  } finally {
+    await runtime.close();
   }
 }

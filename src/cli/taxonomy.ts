@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
 import { basename, dirname, resolve } from 'node:path';
 import { LocalObjectStore } from '../pipeline/object-store.js';
-import { readInduceInput, InputError } from '../taxonomy/induce/input.js';
-import { induceTaxonomy, ResumeMismatchError } from '../taxonomy/induce/job.js';
-import { InductionError } from '../taxonomy/induce/phases.js';
-import { writeLabels } from '../taxonomy/labels.js';
+import { readInduceInput, InputError } from '../induce/input.js';
+import { induceTaxonomy, ResumeMismatchError } from '../induce/job.js';
+import { InductionError } from '../induce/phases.js';
+import { writeLabels } from '../induce/labels.js';
 import { loadTaxonomy, TaxonomyError } from '../taxonomy/schema.js';
 import { inducerSeat, taxonomySettings } from '../taxonomy/seats.js';
 import { UsageError } from './io.js';

@@ -18,6 +18,27 @@ export interface ObjectStore {
   get(key: string): Promise<Uint8Array | null>;
   /** Human-readable location of a key (a path or URL) for logs and readers. */
   locate(key: string): string;
+  /** Keys after `startAfter` only, when the store can ask for that (S3 StartAfter). */
+  listAfter?(prefix: string, startAfter: string | undefined): Promise<string[]>;
+}
+
+/**
+ * A create-only put found the key already there: another writer got there first. Stores whose
+ * manifests are create-only (S3 with If-None-Match: *) throw it; the range commit turns it
+ * into "already committed by someone else".
+ */
+export class ObjectExistsError extends Error {
+  constructor(readonly key: string) {
+    super(`object already exists: ${key}`);
+    this.name = 'ObjectExistsError';
+  }
+}
+
+/** `list(prefix)` restricted to keys after `startAfter`, with one request where the store can. */
+export async function listKeysAfter(store: ObjectStore, prefix: string, startAfter: string | undefined): Promise<string[]> {
+  if (store.listAfter) return store.listAfter(prefix, startAfter);
+  const all = await store.list(prefix);
+  return startAfter === undefined ? all : all.filter((k) => k > startAfter);
 }
 
 /** Rejects keys that could escape the root or collide with temp files. */

@@ -4,6 +4,7 @@
  * order), so a restarted run rebuilds exactly the ranges it did not commit, under the same
  * names. A range already committed (known by its first offset) is skipped whole.
  */
+import type { CommittedRanges } from './source.js';
 
 export interface RangeLimits {
   /** close a range after this many items */
@@ -28,8 +29,6 @@ export interface PlannedRange {
   closed: boolean;
 }
 
-/** unit token -> first offset -> last offset, from commit manifests */
-export type CommittedRanges = Map<string, Map<number, number>>;
 
 interface UnitState {
   open: PlannedRange | null;

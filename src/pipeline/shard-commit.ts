@@ -1,8 +1,5 @@
 /**
- * Commit protocol primitives (docs: /work/shared/ARCHITECTURE.md, "Shard layout").
- *
- *   <table>/source=<name>/part-<first>-<last>.parquet|.arrow   one file per table and format
- *   _commits/<first>-<last>.json                                written last: the range is visible
+ * Writing and reading commit manifests; the file layout is in ./layout.ts.
  *
  * Keys are relative to the store root, which is the output folder (`out/`). Names are
  * deterministic, so re-running a range after a crash overwrites its own half-written parts
@@ -16,62 +13,17 @@ import {
   SHARD_TABLE_NAMES,
   type ShardFileEntry,
   type ShardFormat,
-  type ShardRowOf,
   type ShardTableName,
 } from '../../schemas/outputs.js';
 import { buildTable } from './arrow-schema.js';
-import type { ObjectStore } from './object-store.js';
+import type { CommitRequest } from './sink.js';
+import { COMMITS_PREFIX, manifestKey, shardKey } from './layout.js';
+import { ObjectExistsError, type ObjectStore } from './object-store.js';
 import { toArrowIpc, toParquet, type ParquetOptions } from './shard-format.js';
 
-export const COMMITS_PREFIX = '_commits/';
 export const SHARD_SCHEMA_VERSION = '1';
 
-// Kafka Connect style "topic+partition+offset" and file "hash+row" positions both fit this.
-const POSITION_RE = /^[A-Za-z0-9][A-Za-z0-9._+=~-]{0,199}$/;
-
-export function assertPosition(p: string, what = 'position'): void {
-  if (!POSITION_RE.test(p)) throw new Error(`invalid ${what} ${JSON.stringify(p)}: use [A-Za-z0-9._+=~-], at most 200 chars`);
-}
-
-/**
- * Hive partition value escaping as Spark does it (%XX for path-unsafe bytes), so that
- * `source=<name>` parses back to the same name in Spark, pyarrow and DuckDB.
- */
-export function escapePartitionValue(v: string): string {
-  if (v.length === 0) throw new Error('empty partition value');
-  let out = '';
-  for (const byte of new TextEncoder().encode(v)) {
-    const ch = String.fromCharCode(byte);
-    out += byte < 0x80 && /[A-Za-z0-9._+~-]/.test(ch) ? ch : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
-  }
-  return out;
-}
-
-export function shardKey(table: ShardTableName, source: string, first: string, last: string, format: ShardFormat): string {
-  assertPosition(first, 'first position');
-  assertPosition(last, 'last position');
-  return `${table}/source=${escapePartitionValue(source)}/part-${first}-${last}.${format}`;
-}
-
-export function manifestKey(first: string, last: string): string {
-  assertPosition(first, 'first position');
-  assertPosition(last, 'last position');
-  return `${COMMITS_PREFIX}${first}-${last}.json`;
-}
-
 export const sha256Hex = (b: Uint8Array | string): string => createHash('sha256').update(b).digest('hex');
-
-export type ShardRows = { [K in ShardTableName]?: readonly ShardRowOf<K>[] };
-
-export interface CommitRequest {
-  /** Partition value for `source=<name>` (connector name, e.g. "kafka" or "file"). */
-  source: string;
-  first: string;
-  last: string;
-  tables: ShardRows;
-  /** Passed through into the manifest (e.g. the Kafka offset to commit after this range). */
-  extra?: Record<string, unknown>;
-}
 
 export interface CommitterOptions {
   /** Formats written per table; default ['parquet']. */
@@ -84,12 +36,22 @@ export interface CommitterOptions {
 
 export interface CommitResult {
   manifest: CommitManifest;
-  /** True when the range's manifest already existed and nothing was written. */
+  /** True when the range's manifest already existed (ours from before, or a racing writer's) and nothing was written. */
   alreadyCommitted: boolean;
 }
 
+interface EncodedFile {
+  entry: Omit<ShardFileEntry, 'bytes' | 'sha256'>;
+  bytes: Uint8Array;
+}
+
+/**
+ * Writes one range: its part files, then its manifest. The manifest put may be create-only
+ * (S3 If-None-Match: *); when two writers build the same range the first manifest wins and
+ * the other reports it as already committed, instead of failing or replacing it.
+ */
 export class ShardCommitter {
-  private readonly formats: readonly ShardFormat[];
+  readonly formats: readonly ShardFormat[];
 
   constructor(
     readonly store: ObjectStore,
@@ -110,11 +72,47 @@ export class ShardCommitter {
    * part files, then the manifest. Idempotent: an already committed range is left untouched.
    */
   async commit(req: CommitRequest): Promise<CommitResult> {
-    const mKey = manifestKey(req.first, req.last);
     const existing = await this.committed(req.first, req.last);
     if (existing) return { manifest: existing, alreadyCommitted: true };
+    const { files: encoded, rowsPerTable, recordIds } = this.encode(req);
+    const files: ShardFileEntry[] = await Promise.all(
+      encoded.map(async ({ entry, bytes }) => {
+        await this.store.putObject(entry.key, bytes);
+        return { ...entry, bytes: bytes.byteLength, sha256: sha256Hex(bytes) };
+      }),
+    );
+    files.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    const manifest = CommitManifest.parse({
+      version: 1,
+      source: req.source,
+      first: req.first,
+      last: req.last,
+      committed_at: (this.opts.now?.() ?? new Date()).toISOString(),
+      files,
+      rows: rowsPerTable,
+      record_ids: recordIds,
+      checksum: filesChecksum(files),
+      ...(req.range ? { range: req.range } : {}),
+      ...(req.settings ? { settings: req.settings } : {}),
+      ...(req.extra ? { extra: req.extra } : {}),
+    });
+    return this.putManifest(req, manifest);
+  }
 
-    const pending: { entry: Omit<ShardFileEntry, 'bytes' | 'sha256'>; bytes: Uint8Array }[] = [];
+  private async putManifest(req: CommitRequest, manifest: CommitManifest): Promise<CommitResult> {
+    try {
+      await this.store.putObject(manifestKey(req.first, req.last), new TextEncoder().encode(`${JSON.stringify(manifest, null, 2)}\n`));
+      return { manifest, alreadyCommitted: false };
+    } catch (err) {
+      if (!(err instanceof ObjectExistsError)) throw err;
+      const winner = await this.committed(req.first, req.last);
+      if (!winner) throw new Error(`manifest ${err.key} was reported as existing but cannot be read`);
+      return { manifest: winner, alreadyCommitted: true };
+    }
+  }
+
+  private encode(req: CommitRequest): { files: EncodedFile[]; rowsPerTable: Partial<Record<ShardTableName, number>>; recordIds: number } {
+    const files: EncodedFile[] = [];
     const rowsPerTable: Partial<Record<ShardTableName, number>> = {};
     const recordIds = new Set<string>();
     for (const table of SHARD_TABLE_NAMES) {
@@ -134,33 +132,10 @@ export class ShardCommitter {
       rowsPerTable[table] = rows.length;
       for (const format of this.formats) {
         const bytes = format === 'parquet' ? toParquet(arrow, this.opts.parquet) : toArrowIpc(arrow);
-        const key = shardKey(table, req.source, req.first, req.last, format);
-        pending.push({ entry: { key, table, format, rows: rows.length }, bytes });
+        files.push({ entry: { key: shardKey(table, req.source, req.first, req.last, format), table, format, rows: rows.length }, bytes });
       }
     }
-
-    const files: ShardFileEntry[] = await Promise.all(
-      pending.map(async ({ entry, bytes }) => {
-        await this.store.putObject(entry.key, bytes);
-        return { ...entry, bytes: bytes.byteLength, sha256: sha256Hex(bytes) };
-      }),
-    );
-    files.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-
-    const manifest = CommitManifest.parse({
-      version: 1,
-      source: req.source,
-      first: req.first,
-      last: req.last,
-      committed_at: (this.opts.now?.() ?? new Date()).toISOString(),
-      files,
-      rows: rowsPerTable,
-      record_ids: recordIds.size,
-      checksum: filesChecksum(files),
-      ...(req.extra ? { extra: req.extra } : {}),
-    });
-    await this.store.putObject(mKey, new TextEncoder().encode(`${JSON.stringify(manifest, null, 2)}\n`));
-    return { manifest, alreadyCommitted: false };
+    return { files, rowsPerTable, recordIds: recordIds.size };
   }
 }
 
@@ -202,3 +177,4 @@ export async function verifyCommitted(store: ObjectStore, manifest: CommitManife
   if (filesChecksum(manifest.files) !== manifest.checksum) bad.push(manifestKey(manifest.first, manifest.last));
   return bad;
 }
+

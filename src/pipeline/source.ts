@@ -1,5 +1,6 @@
 /**
- * The contract every record source implements (files now; Kafka and S3 later).
+ * The contract every record source implements (local files, S3 objects, Kafka topics). The
+ * pipeline owns it; connectors implement it and never see the stage or the jury.
  *
  * A source is a pull-based async iterable: the consumer asks for the next item, so a slow
  * consumer slows reading and nothing is buffered beyond one read chunk / one Parquet row group.
@@ -53,7 +54,70 @@ export interface Source extends AsyncIterable<SourceItem> {
   progress?(): SourceProgress;
   /** Stops reading and releases handles; safe to call twice, before or during iteration. */
   close(): Promise<void>;
+  /** Present on sources whose units interleave and move between instances (Kafka). */
+  readonly streaming?: StreamingSource;
 }
+
+/**
+ * What the stage may do to a streaming source's units while it runs; safe to call at any time.
+ * Units are named by their token (src/pipeline/positions.ts `unitToken`).
+ */
+export interface UnitControl {
+  /** Close the unit's open range now (an idle partition): it commits once complete. */
+  closeUnit(unitToken: string): void;
+  /**
+   * Forget the unit's uncommitted ranges (a revoked partition): their rows are never written
+   * and the next owner re-reads them. A range already being written still finishes.
+   * Returns how many records were dropped.
+   */
+  dropUnit(unitToken: string): number;
+}
+
+/** A range about to be written, as the source sees it. */
+export interface RangeClaim {
+  unit: string;
+  unitToken: string;
+  firstOffset: number;
+  lastOffset: number;
+  /** offsets of the records the range really holds (a range may span skipped offsets) */
+  offsets: readonly number[];
+}
+
+/** The source's word on writing a range: go ahead, or leave it unwritten and why. */
+export type Clearance = { write: true } | { write: false; outcome: 'skipped' | 'conflicted'; reason: string };
+
+/** How a range left the range writer. `existing`: its manifest was already there (ours or a racing writer's). */
+export type RangeOutcome = 'committed' | 'existing' | 'skipped' | 'conflicted';
+
+export interface RangeReport extends RangeClaim {
+  first: string;
+  last: string;
+  records: number;
+  outcome: RangeOutcome;
+}
+
+/**
+ * The hooks a streaming source adds, after the Kafka Connect sink: the stage asks before it
+ * writes a range, tells the outcome after, and then pulls the positions that are safe to
+ * acknowledge and hands them back to be acknowledged (Kafka: committed to the group).
+ */
+export interface StreamingSource {
+  attach(ctl: UnitControl): void;
+  clearance(claim: RangeClaim): Promise<Clearance>;
+  rangeDone(report: RangeReport): void;
+  /** positions whose every record is in committed shards and not yet acknowledged */
+  safeOffsets(): SafeOffset[];
+  acknowledge(offsets: SafeOffset[]): Promise<void>;
+}
+
+/** Next position to read in a unit: everything before it is in committed shards. */
+export interface SafeOffset {
+  unit: string;
+  next: number;
+}
+
+/** Ranges already in the output, from their manifests: unit token -> first offset -> last offset. */
+export type CommittedRanges = Map<string, Map<number, number>>;
 
 /** Default cap for SourceDeadItem.rawText, in UTF-8 bytes. */
 export const DEFAULT_MAX_RAW_TEXT_BYTES = 64 * 1024;

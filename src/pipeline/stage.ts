@@ -1,306 +1,194 @@
+/**
+ * The stage: pull → intake (map + validate) → steps (segment → judge → derive → taxonomy) →
+ * range writer → range commit. The executor is this file; what happens to a record is the step
+ * list (./steps/index.ts) and how a range becomes durable is ./range-commit.ts.
+ *
+ * Up to `concurrency` records run their steps at once and finish in any order. Each record
+ * holds a window slot from the moment it is pulled until its range is committed, which bounds
+ * memory and turns a slow jury or sink into slower reading. Every record pulled leaves as shard
+ * rows or as a dead letter with its reason; nothing is dropped silently.
+ */
 import PQueue from 'p-queue';
-import type { Source, SourceDeadItem } from './source.js';
-import type { JuryConfig } from '../../schemas/config.js';
-import { type DeadLetterRow, truncateRaw } from '../../schemas/outputs.js';
-import type { SourcePosition, TraceRecord } from '../../schemas/trace.js';
-import type { Verdict } from '../../schemas/verdict.js';
-import { type DerivedRows, deriveRows } from '../derive/rows.js';
-import { judgeRecord } from '../jury/judge.js';
-import type { Runtime } from '../compose/runtime.js';
-import { prepareRecord } from './prepare.js';
-import { mapSourceItem } from './record-mapping.js';
-import { positionString, unitToken } from './positions.js';
-import { type CommittedRanges, type PlannedRange, type RangeLimits, RangePlanner } from './range-planner.js';
-import type { ShardCommitter, ShardRows } from './shard-commit.js';
+import type { FieldMapping } from '../../schemas/trace.js';
+import { countRange, countRecord, newCounters, type StageCounters } from './counters.js';
+import type { Envelope } from './envelope.js';
+import { unitToken } from './positions.js';
+import { commitRange, type RangeCommitDeps } from './range-commit.js';
+import { type PlannedRange, type RangeLimits, RangePlanner } from './range-planner.js';
+import { RangeWriter } from './range-writer.js';
+import type { ShardCommitter } from './shard-commit.js';
+import type { RangeSink } from './sink.js';
+import type { CommittedRanges, Source, SourceItem, UnitControl } from './source.js';
+import { runSteps, type PipelineStep } from './step.js';
+import { intake } from './steps/map.js';
 import { Window } from './window.js';
 
-/**
- * The stage: source items -> map + validate -> segment -> jury -> derive -> ranges -> commit.
- *
- * Up to `concurrency` records are judged at once and complete in any order. Each record holds a
- * window slot from the moment it is pulled until its range is committed, which bounds memory
- * and turns a slow jury or sink into slower reading. Every record pulled leaves as shard rows
- * or as a dead letter with its reason; nothing is dropped silently.
- */
+export type { StageCounters } from './counters.js';
 
 export interface StageOptions {
   source: Source;
-  runtime: Runtime;
-  config: JuryConfig;
+  /** where the record's fields live in the source rows (config.input.mapping) */
+  mapping: FieldMapping;
+  /** what happens to a record after intake, in order (./steps/index.ts `judgingSteps`) */
+  steps: readonly PipelineStep[];
   committer: ShardCommitter;
+  /** receive each range's rows before it becomes visible (Kafka verdict events, DLQ topic) */
+  sinks?: readonly RangeSink[];
   /** ranges already committed (from manifests): skipped, not re-judged */
   committed?: CommittedRanges;
   concurrency: number;
   range: RangeLimits;
   /** records held between pull and commit; default 2 * range.maxRecords + concurrency */
   window?: number;
-  /** called after each range is durable (Kafka commits offsets here) */
-  onCommitted?: (range: CommittedRange) => Promise<void>;
   onProgress?: (p: StageCounters) => void;
   /** stop pulling new records; what is in flight still finishes and is committed */
   signal?: AbortSignal;
-  /** runs on a record's rows before they are stored (taxonomy assignment fills defect columns) */
-  enrich?: (rows: DerivedRows, verdict: Verdict) => Promise<DerivedRows>;
-  /** hands the source's driver a way to close or drop a unit's ranges (Kafka idle / revoke) */
-  control?: (ctl: StageControl) => void;
+  log?: (line: string) => void;
 }
 
-/** What a streaming source may ask of the stage while it runs; safe to call at any time. */
-export interface StageControl {
-  /** Close the unit's open range now (e.g. an idle partition): it commits once complete. */
-  closeUnit(unitToken: string): void;
-  /**
-   * Forget the unit's uncommitted ranges (e.g. a revoked partition): their rows are never
-   * written and the next owner re-reads them. A range already being written still finishes.
-   * Returns how many records were dropped.
-   */
-  dropUnit(unitToken: string): number;
-}
+const stderrLine = (line: string) => process.stderr.write(line.endsWith('\n') ? line : `${line}\n`);
 
-export interface CommittedRange {
-  source: string;
-  unit: string;
-  first: string;
-  last: string;
-  firstOffset: number;
-  lastOffset: number;
-  records: number;
-}
+class Stage {
+  readonly counters = newCounters();
+  private readonly window: Window;
+  private readonly judges: PQueue;
+  private readonly writers = new Map<number, RangeWriter>();
+  private readonly planner: RangePlanner;
+  private readonly commitDeps: RangeCommitDeps;
+  /** bumped when a unit is dropped: a record pulled before that must not start a range */
+  private readonly generations = new Map<string, number>();
+  private commitChain: Promise<void> = Promise.resolve();
+  private fatal: unknown = null;
 
-export interface StageCounters {
-  /** records pulled from the source (excluding those skipped as already committed) */
-  read: number;
-  skipped_committed: number;
-  in_flight: number;
-  judged: number;
-  clean: number;
-  degraded: number;
-  no_verdict: number;
-  dead_letters: number;
-  ranges_committed: number;
-  records_committed: number;
-  /** records pulled but dropped unwritten because their unit was revoked (re-read by its next owner) */
-  dropped_revoked: number;
-  tokens_in: number;
-  tokens_out: number;
-  cost_usd: number;
-}
+  constructor(private readonly opts: StageOptions) {
+    this.window = new Window(opts.window ?? 2 * opts.range.maxRecords + opts.concurrency);
+    this.judges = new PQueue({ concurrency: opts.concurrency });
+    this.planner = new RangePlanner(opts.range, opts.committed, (r) => this.onClosed(r));
+    const settings = { max_records: opts.range.maxRecords, max_chars: opts.range.maxChars, formats: [...opts.committer.formats] };
+    this.commitDeps = { committer: opts.committer, source: opts.source, sinks: opts.sinks ?? [], settings, log: opts.log ?? stderrLine };
+  }
 
-interface RangeBuffer {
-  range: PlannedRange;
-  source: string;
-  pending: number;
-  committing: boolean;
-  /** the commit has started writing: too late to drop */
-  writing: boolean;
-  /** dropped by StageControl.dropUnit: never written */
-  dropped: boolean;
-  /** by source offset: records finish in any order, shards are written in offset order */
-  judged: Map<number, DerivedRows>;
-  dead: Map<number, DeadLetterRow>;
-}
+  async run(): Promise<StageCounters> {
+    this.opts.source.streaming?.attach(this.control());
+    for await (const item of this.opts.source) {
+      if (this.opts.signal?.aborted || this.fatal) break;
+      await this.admit(item);
+      // Keep the judging queue short: records wait in the source, not in memory.
+      if (this.judges.size > 0) await this.judges.onSizeLessThan(1);
+    }
+    this.planner.closeAll();
+    await this.judges.onIdle();
+    // Every range is closed and complete now; wait for the last commits.
+    await this.commitChain;
+    if (this.fatal) throw this.fatal;
+    return this.counters;
+  }
 
-/** The range's rows in offset order, so a rebuilt range has the same bytes whatever the timing. */
-function rangeTables(buf: RangeBuffer): ShardRows {
-  const judged = [...buf.judged.entries()].sort((a, b) => a[0] - b[0]).map(([, r]) => r);
-  return {
-    verdicts: judged.map((r) => r.verdict),
-    defects: judged.flatMap((r) => r.defects),
-    steps: judged.flatMap((r) => r.steps),
-    decisions: judged.map((r) => r.decision),
-    dead_letters: [...buf.dead.entries()].sort((a, b) => a[0] - b[0]).map(([, d]) => d),
-  };
-}
-
-function deadRow(position: SourcePosition, error: string, rawText: string, truncated: boolean): DeadLetterRow {
-  const t = truncateRaw(rawText);
-  return { source: position.source, source_unit: position.unit, source_offset: position.offset, error, raw: t.raw, raw_truncated: truncated || t.raw_truncated };
-}
-
-/** Input size used for range rotation: deterministic from the record, cheap to compute. */
-function recordChars(r: TraceRecord): number {
-  return r.problem.length + (r.trace?.length ?? 0) + (r.steps?.reduce((a, s) => a + s.length, 0) ?? 0) + (r.final_solution?.length ?? 0);
-}
-
-export async function runStage(opts: StageOptions): Promise<StageCounters> {
-  const { config, runtime, committer } = opts;
-  const counters: StageCounters = { read: 0, skipped_committed: 0, in_flight: 0, judged: 0, clean: 0, degraded: 0, no_verdict: 0, dead_letters: 0, ranges_committed: 0, records_committed: 0, dropped_revoked: 0, tokens_in: 0, tokens_out: 0, cost_usd: 0 };
-  const window = new Window(opts.window ?? 2 * opts.range.maxRecords + opts.concurrency);
-  const judges = new PQueue({ concurrency: opts.concurrency });
-  const buffers = new Map<number, RangeBuffer>();
-  let commitChain: Promise<void> = Promise.resolve();
-  let fatal: unknown = null;
-
-  const commit = async (buf: RangeBuffer): Promise<void> => {
-    if (buf.dropped) return;
-    buf.writing = true;
-    const { range } = buf;
-    const first = positionString(range.unitToken, range.firstOffset, buf.source);
-    const last = positionString(range.unitToken, range.lastOffset, buf.source);
-    await committer.commit({
-      source: buf.source,
-      first,
-      last,
-      tables: rangeTables(buf),
-      extra: { unit: range.unit, unit_token: range.unitToken, first_offset: range.firstOffset, last_offset: range.lastOffset, records: range.items },
-    });
-    buffers.delete(range.id);
-    counters.ranges_committed += 1;
-    counters.records_committed += range.items;
-    await opts.onCommitted?.({ source: buf.source, unit: range.unit, first, last, firstOffset: range.firstOffset, lastOffset: range.lastOffset, records: range.items });
-    window.release(range.items);
-    opts.onProgress?.(counters);
-  };
-
-  const maybeCommit = (buf: RangeBuffer): void => {
-    if (buf.dropped || !buf.range.closed || buf.pending > 0 || buf.committing) return;
-    buf.committing = true;
-    commitChain = commitChain.then(() => (fatal ? undefined : commit(buf))).catch((err) => {
-      fatal ??= err;
-    });
-  };
-
-  // A range closed by assign() itself may be the one the record being assigned belongs to: its
-  // commit must wait until that record is counted in it, or the range is written without it.
-  let assigning = false;
-  const closedWhileAssigning: PlannedRange[] = [];
-  const planner = new RangePlanner(opts.range, opts.committed, (r) => {
-    if (assigning) {
-      closedWhileAssigning.push(r);
+  private async admit(item: SourceItem): Promise<void> {
+    const token = unitToken(item.position);
+    const generation = this.generations.get(token) ?? 0;
+    const { env, chars } = intake(item, this.opts.mapping);
+    if (this.window.inUse >= this.window.size) this.breakStall();
+    // Take the slot before assigning, and assign and buffer with no await in between.
+    await this.window.acquire();
+    if ((this.generations.get(token) ?? 0) !== generation) {
+      this.window.release(1);
+      this.counters.dropped_revoked += 1;
       return;
     }
-    const buf = buffers.get(r.id);
-    if (buf) maybeCommit(buf);
-  });
-  const commitClosedWhileAssigning = (): void => {
-    for (const r of closedWhileAssigning.splice(0)) {
-      const buf = buffers.get(r.id);
-      if (buf) maybeCommit(buf);
-    }
-  };
-
-  const finish = (buf: RangeBuffer): void => {
-    buf.pending -= 1;
-    if (buf.dropped) {
-      window.release(1);
+    const assigned = this.planner.assign(item.position.unit, token, item.position.offset, chars);
+    if (assigned.skip) {
+      this.window.release(1);
+      this.counters.skipped_committed += 1;
       return;
     }
-    opts.onProgress?.(counters);
-    maybeCommit(buf);
-  };
+    this.counters.read += 1;
+    const writer = this.writerFor(assigned.range, item.position.source);
+    if (env.dead) return this.finish(writer, env);
+    this.counters.in_flight += 1;
+    void this.judges.add(async () => {
+      const out = await runSteps(this.opts.steps, env);
+      this.counters.in_flight -= 1;
+      this.finish(writer, out);
+    });
+  }
 
-  const addDead = (buf: RangeBuffer, item: SourceDeadItem | { position: SourcePosition; error: string; rawText: string; rawTextTruncated: boolean }) => {
-    buf.dead.set(item.position.offset, deadRow(item.position, item.error, item.rawText, item.rawTextTruncated));
-    counters.dead_letters += 1;
-  };
+  private writerFor(range: PlannedRange, source: string): RangeWriter {
+    let w = this.writers.get(range.id);
+    if (!w) this.writers.set(range.id, (w = new RangeWriter(range, source)));
+    // assign() may have closed the range with this very record; it completes when the record does.
+    if (range.closed) w.close();
+    return w;
+  }
 
-  // Pull sequence numbers: an item pulled before its unit was dropped must not start a range.
-  let pulled = 0;
-  const droppedAt = new Map<string, number>();
-  opts.control?.({
-    closeUnit: (token) => planner.closeUnitNow(token),
-    dropUnit: (token) => {
-      let n = 0;
-      for (const buf of [...buffers.values()]) {
-        if (buf.range.unitToken !== token || buf.writing) continue;
-        buf.dropped = true;
-        buffers.delete(buf.range.id);
-        window.release(buf.range.items - buf.pending); // in-flight ones release as they finish
-        n += buf.range.items;
-      }
-      planner.closeUnitNow(token); // its open range, if any, had its buffer removed above
-      droppedAt.set(token, pulled);
-      counters.dropped_revoked += n;
-      return n;
-    },
-  });
+  private onClosed(range: PlannedRange): void {
+    const w = this.writers.get(range.id);
+    if (w?.close()) this.scheduleCommit(w);
+  }
+
+  private finish(w: RangeWriter, env: Envelope): void {
+    countRecord(this.counters, env);
+    if (w.state === 'dropped') {
+      this.window.release(1);
+      return;
+    }
+    const complete = w.add(env);
+    this.opts.onProgress?.(this.counters);
+    if (complete) this.scheduleCommit(w);
+  }
+
+  // Commits run one at a time, in the order ranges complete.
+  private scheduleCommit(w: RangeWriter): void {
+    this.commitChain = this.commitChain
+      .then(() => (this.fatal ? undefined : this.commit(w)))
+      .catch((err) => {
+        this.fatal ??= err;
+      });
+  }
+
+  private async commit(w: RangeWriter): Promise<void> {
+    if (w.state === 'dropped') return;
+    const outcome = await commitRange(w, this.commitDeps);
+    this.writers.delete(w.plan.id);
+    countRange(this.counters, outcome, w.plan.items);
+    this.window.release(w.plan.items);
+    this.opts.onProgress?.(this.counters);
+  }
+
+  /** What a streaming source may ask of the stage while it runs. */
+  private control(): UnitControl {
+    return {
+      closeUnit: (token) => this.planner.closeUnitNow(token),
+      dropUnit: (token) => this.dropUnit(token),
+    };
+  }
+
+  private dropUnit(token: string): number {
+    let n = 0;
+    for (const w of [...this.writers.values()]) {
+      if (w.plan.unitToken !== token || !w.drop()) continue;
+      this.writers.delete(w.plan.id);
+      this.window.release(w.done); // the ones still in flight release as they finish
+      n += w.plan.items;
+    }
+    this.planner.closeUnitNow(token); // its open range, if any, was dropped above
+    this.generations.set(token, (this.generations.get(token) ?? 0) + 1);
+    this.counters.dropped_revoked += n;
+    return n;
+  }
 
   // Interleaved units (Kafka partitions) can fill the window with open ranges that never fill
   // up: close the largest one early rather than wait forever.
-  const breakStall = (): void => {
-    let largest: RangeBuffer | undefined;
-    for (const b of buffers.values()) {
-      if (b.range.closed) return; // a closed range will commit and free slots
-      if (!largest || b.range.items > largest.range.items) largest = b;
+  private breakStall(): void {
+    let largest: RangeWriter | undefined;
+    for (const w of this.writers.values()) {
+      if (w.plan.closed) return; // a closed range will commit and free slots
+      if (!largest || w.plan.items > largest.plan.items) largest = w;
     }
-    if (largest) planner.closeUnitNow(largest.range.unitToken);
-  };
-
-  for await (const item of opts.source) {
-    if (opts.signal?.aborted || fatal) break;
-    const seq = ++pulled;
-    const mapped = mapSourceItem(item, config.input.mapping);
-    if (mapped.ok && item.ok && item.meta) mapped.record.meta = { ...item.meta, ...mapped.record.meta };
-    const chars = mapped.ok ? recordChars(mapped.record) : mapped.rawText.length;
-    const token = unitToken(item.position);
-    if (window.inUse >= window.size) breakStall();
-    // Take the slot before assigning: assignment and buffering must happen with no await in
-    // between, or a range closed by this very record could commit before the record is in it.
-    await window.acquire();
-    if ((droppedAt.get(token) ?? 0) >= seq) {
-      window.release(1);
-      counters.dropped_revoked += 1;
-      continue;
-    }
-    assigning = true;
-    const assigned = planner.assign(item.position.unit, token, item.position.offset, chars);
-    assigning = false;
-    if (assigned.skip) {
-      window.release(1);
-      counters.skipped_committed += 1;
-      commitClosedWhileAssigning();
-      continue;
-    }
-    counters.read += 1;
-    let buf = buffers.get(assigned.range.id);
-    if (!buf) buffers.set(assigned.range.id, (buf = { range: assigned.range, source: item.position.source, pending: 0, committing: false, writing: false, dropped: false, judged: new Map(), dead: new Map() }));
-    buf.pending += 1;
-    const b = buf;
-    commitClosedWhileAssigning();
-    if (!mapped.ok) {
-      addDead(b, mapped);
-      finish(b);
-      continue;
-    }
-    const prepared = prepareRecord(mapped.record, config);
-    if (!prepared.ok) {
-      addDead(b, { position: item.position, error: prepared.error, rawText: JSON.stringify(item.ok ? item.raw : null), rawTextTruncated: false });
-      finish(b);
-      continue;
-    }
-    counters.in_flight += 1;
-    void judges.add(async () => {
-      const record = mapped.record;
-      try {
-        runtime.observe(record);
-        const verdict = await judgeRecord(runtime.jury, prepared.input);
-        const derived = deriveRows(verdict, item.position, record.meta, config);
-        const rows = opts.enrich ? await opts.enrich(derived, verdict) : derived;
-        b.judged.set(item.position.offset, rows);
-        counters.judged += 1;
-        if (verdict.error) counters.no_verdict += 1;
-        else if (verdict.degraded) counters.degraded += 1;
-        else counters.clean += 1;
-        counters.tokens_in += rows.verdict.tokens_in;
-        counters.tokens_out += rows.verdict.tokens_out;
-        counters.cost_usd += rows.verdict.cost_usd;
-      } catch (err) {
-        // A bug must not lose the record: it leaves as a dead letter with the reason.
-        addDead(b, { position: item.position, error: `internal error while judging: ${(err as Error).message}`, rawText: JSON.stringify(record), rawTextTruncated: false });
-      } finally {
-        runtime.forget(record);
-        counters.in_flight -= 1;
-        finish(b);
-      }
-    });
-    // Keep the judging queue short: records wait in the source, not in memory.
-    if (judges.size > 0) await judges.onSizeLessThan(1);
+    if (largest) this.planner.closeUnitNow(largest.plan.unitToken);
   }
-  planner.closeAll();
-  await judges.onIdle();
-  // Every range is closed and complete now; wait for the last commits.
-  for (const buf of buffers.values()) maybeCommit(buf);
-  await commitChain;
-  if (fatal) throw fatal;
-  return counters;
+}
+
+export function runStage(opts: StageOptions): Promise<StageCounters> {
+  return new Stage(opts).run();
 }

@@ -4,7 +4,7 @@ import { Impact } from '../../schemas/defect.js';
 import { LocalObjectStore } from '../pipeline/object-store.js';
 import { listCommitted } from '../pipeline/shard-commit.js';
 import { readCommittedRows } from '../pipeline/shard-read.js';
-import { readLabels, writeParquetFile } from '../taxonomy/labels.js';
+import { readLabels, writeParquetFile } from '../induce/labels.js';
 import { loadTaxonomy, type Taxonomy } from '../taxonomy/schema.js';
 import { computeFingerprints, type DefectIn, type TraceIn } from './fingerprints.js';
 import { renderReport } from './html.js';

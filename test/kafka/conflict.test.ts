@@ -1,19 +1,25 @@
 // Races between a former partition owner and the current one, on the real S3 server and broker:
-// the committer's outcomes, and the source re-reading a partition when another writer's range
+// the range commit's outcomes, and the source re-reading a partition when another writer's range
 // turns up overlapping its own.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KafkaCommitter, type RangeOwner } from '../../connectors/kafka/committer.js';
+import { kafkaClearance, type PartitionOwner } from '../../connectors/kafka/clearance.js';
 import { createKafkajs, KafkajsConsumer } from '../../connectors/kafka/kafkajs-client.js';
 import { KafkaConfig } from '../../schemas/kafka.js';
-import { KafkaSource, type RangeOutcome } from '../../connectors/kafka/source.js';
+import { KafkaSource } from '../../connectors/kafka/source.js';
 import { createS3Client } from '../../connectors/s3/client.js';
 import { S3ObjectStore } from '../../connectors/s3/object-store.js';
 import type { DeadLetterRow } from '../../schemas/outputs.js';
 import { defaultConfigInput, parseConfig } from '../../src/config/load.js';
 import { positionString } from '../../src/pipeline/positions.js';
-import { manifestKey, ShardCommitter, type CommitRequest } from '../../src/pipeline/shard-commit.js';
+import { ShardCommitter } from '../../src/pipeline/shard-commit.js';
+import { type CommitRequest } from '../../src/pipeline/sink.js';
+import { manifestKey } from '../../src/pipeline/layout.js';
 import { readCommittedRows } from '../../src/pipeline/shard-read.js';
+import { commitRange } from '../../src/pipeline/range-commit.js';
+import { RangeWriter } from '../../src/pipeline/range-writer.js';
+import type { RangeOutcome, Source } from '../../src/pipeline/source.js';
 import { runStage } from '../../src/pipeline/stage.js';
+import { judgingSteps } from '../../src/pipeline/steps/index.js';
 import { openRuntime } from '../../src/compose/runtime.js';
 import { createSimProvider, defaultProfile, withoutFaults } from '../../src/sim/index.js';
 import { kafkaFixture, offsetsBehindShards, type KafkaFixture } from './helpers/fixture.js';
@@ -28,17 +34,29 @@ const request = (first: number, last: number, offsets: number[], error = 'bad'):
   first: pos(first),
   last: pos(last),
   tables: { dead_letters: offsets.map((o) => deadRow(o, error)) },
-  extra: { unit: UNIT, unit_token: UNIT, first_offset: first, last_offset: last, records: offsets.length },
+  range: { unit: UNIT, unit_token: UNIT, first_offset: first, last_offset: last, records: offsets.length },
 });
 const span = (a: number, b: number) => Array.from({ length: b - a + 1 }, (_, i) => a + i);
 
-describe('KafkaCommitter outcomes', () => {
+const SETTINGS = { max_records: 100, max_chars: 1 << 30, formats: ['parquet' as const] };
+
+/** One Kafka range through the range commit, cleared by kafkaClearance as the source would. */
+async function commitKafkaRange(store: S3ObjectStore, owner: PartitionOwner, req: CommitRequest, outcomes: RangeOutcome[]): Promise<void> {
+  const r = req.range!;
+  const w = new RangeWriter({ id: 0, unit: r.unit, unitToken: r.unit_token, firstOffset: r.first_offset, lastOffset: r.last_offset, items: r.records, chars: 0, closed: true }, 'kafka');
+  for (const d of req.tables.dead_letters ?? []) w.add({ position: { source: 'kafka', unit: UNIT, offset: d.source_offset }, item: { position: { source: 'kafka', unit: UNIT, offset: d.source_offset }, ok: false, error: d.error, rawText: '', rawTextTruncated: false }, dead: d });
+  w.close();
+  const streaming = { attach: () => {}, clearance: (c: Parameters<typeof kafkaClearance>[2]) => kafkaClearance(store, owner, c), rangeDone: (rep: { outcome: RangeOutcome }) => outcomes.push(rep.outcome), safeOffsets: () => [], acknowledge: async () => {} };
+  await commitRange(w, { committer: new ShardCommitter(store), source: { streaming } as unknown as Source, sinks: [], settings: SETTINGS, log: () => {} });
+}
+
+describe('range commit outcomes for Kafka ranges', () => {
   const s3 = s3Client();
   let bucket: string;
   let store: S3ObjectStore;
   const outcomes: RangeOutcome[] = [];
   let owned = true;
-  const owner: RangeOwner = { mayWrite: async () => owned, floor: () => 0, noteOutcome: (_a, _b, o) => outcomes.push(o) };
+  const owner: PartitionOwner = { mayWrite: async () => owned, floor: () => 0 };
 
   beforeAll(async () => {
     bucket = await createBucket(s3, 'commit');
@@ -50,7 +68,7 @@ describe('KafkaCommitter outcomes', () => {
   });
 
   it('written, then existing for the same range; skipped when not owned; conflict only when records are shared', async () => {
-    const c = new KafkaCommitter(store, {}, owner);
+    const c = { commit: (req: CommitRequest) => commitKafkaRange(store, owner, req, outcomes) };
     await c.commit(request(0, 9, span(0, 9)));
     await c.commit(request(0, 9, span(0, 9), 'rebuilt'));
     owned = false;
@@ -63,7 +81,7 @@ describe('KafkaCommitter outcomes', () => {
     await c.commit(request(15, 30, span(15, 30)));
     await new ShardCommitter(store).commit(request(40, 44, span(40, 44), 'former owner'));
     await c.commit(request(31, 60, [...span(31, 39), ...span(45, 60)]));
-    expect(outcomes).toEqual(['written', 'existing', 'skipped', 'conflict', 'written', 'written']);
+    expect(outcomes).toEqual(['committed', 'existing', 'skipped', 'conflicted', 'committed', 'committed']);
     expect(await store.list('_commits/')).toEqual([manifestKey(pos(0), pos(9)), manifestKey(pos(10), pos(14)), manifestKey(pos(15), pos(30)), manifestKey(pos(31), pos(60)), manifestKey(pos(40), pos(44))]);
     const rows = await readCommittedRows(store, 'dead_letters');
     expect(rows.map((r) => Number(r.source_offset)).sort((a, b) => a - b)).toEqual(span(0, 60));
@@ -90,25 +108,30 @@ describe('KafkaSource re-reads a partition after a conflicting range appears', (
       if (key === firstKey && !injected) {
         injected = true;
         const rows = span(60, 69).map((o) => ({ ...deadRow(o, 'former owner'), source_unit: unit }));
-        await new ShardCommitter(f.store).commit({ source: 'kafka', first: positionString(unit, 60, 'kafka'), last: positionString(unit, 69, 'kafka'), tables: { dead_letters: rows }, extra: { unit, unit_token: unit, first_offset: 60, last_offset: 69, records: 10 } });
+        await new ShardCommitter(f.store).commit({ source: 'kafka', first: positionString(unit, 60, 'kafka'), last: positionString(unit, 69, 'kafka'), tables: { dead_letters: rows }, range: { unit, unit_token: unit, first_offset: 60, last_offset: 69, records: 10 } });
       }
       return f.store.get(key);
     };
     const logs: string[] = [];
     const source = new KafkaSource({ consumer, topics: [f.topic], store, maxBufferedMessages: 1000, maxBufferedBytes: 64 << 20, flushIdleMs: 200, maxMessageBytes: 16 << 20, untilCaughtUp: true, quietMs: 300, log: (l) => logs.push(l) });
-    const committer = new KafkaCommitter(store, {}, source, undefined, (l) => logs.push(l));
+    const outcomes: RangeOutcome[] = [];
+    const rangeDone = source.rangeDone.bind(source);
+    source.rangeDone = (r) => {
+      outcomes.push(r.outcome);
+      rangeDone(r);
+    };
     const config = parseConfig({ ...defaultConfigInput(), cache: { enabled: false, dir: '.cache/none' } });
     const sim = createSimProvider({ profile: withoutFaults(defaultProfile()), latency: 'instant' });
     const runtime = await openRuntime({ config, auditLogPath: null, providerFor: () => sim });
     await source.start();
     try {
-      await runStage({ source, runtime, config, committer, concurrency: 8, range: { maxRecords: 100, maxChars: 1 << 30, sequentialUnits: false }, onCommitted: source.onCommitted, control: source.attach });
+      await runStage({ source, mapping: config.input.mapping, steps: judgingSteps({ config, jury: runtime.jury }), committer: new ShardCommitter(store), concurrency: 8, range: { maxRecords: 100, maxChars: 1 << 30, sequentialUnits: false }, log: (l) => logs.push(l) });
     } finally {
       await source.close();
       await runtime.close();
     }
     expect(injected).toBe(true);
-    expect(committer.counts.conflict).toBe(1);
+    expect(outcomes.filter((o) => o === 'conflicted')).toHaveLength(1);
     expect(source.stats.resets).toBe(1);
     expect(logs.join('')).toMatch(/overlaps committed range 60\.\.69/);
     expect(logs.join('')).toMatch(/\+0 reset: \d+ uncommitted record\(s\) dropped; they are re-read from offset 0/);

@@ -4,12 +4,13 @@
 // only the jurors are in-process (instant simulated models).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafkajs, KafkajsConsumer } from '../../connectors/kafka/kafkajs-client.js';
-import { KafkaCommitter } from '../../connectors/kafka/committer.js';
 import { KafkaConfig } from '../../schemas/kafka.js';
 import { KafkaSource } from '../../connectors/kafka/source.js';
 import type { ObjectStore } from '../../src/pipeline/object-store.js';
 import { defaultConfigInput, parseConfig } from '../../src/config/load.js';
+import { ShardCommitter } from '../../src/pipeline/shard-commit.js';
 import { runStage } from '../../src/pipeline/stage.js';
+import { judgingSteps } from '../../src/pipeline/steps/index.js';
 import { readCommittedRows } from '../../src/pipeline/shard-read.js';
 import { openRuntime } from '../../src/compose/runtime.js';
 import { createSimProvider, defaultProfile, withoutFaults } from '../../src/sim/index.js';
@@ -62,7 +63,6 @@ describe('Kafka -> throttled S3 sink', () => {
     const stop = new AbortController();
     const maxBufferedBytes = 2 * MB;
     const source = new KafkaSource({ consumer, topics: [f.topic], store, maxBufferedMessages: 300, maxBufferedBytes, flushIdleMs: 0, maxMessageBytes: 16 * MB, signal: stop.signal });
-    const committer = new KafkaCommitter(store, {}, source);
     const config = parseConfig({ ...defaultConfigInput(), cache: { enabled: false, dir: '.cache/none' } });
     const sim = createSimProvider({ profile: withoutFaults(defaultProfile()), latency: 'instant' });
     const runtime = await openRuntime({ config, auditLogPath: null, providerFor: () => sim });
@@ -72,7 +72,7 @@ describe('Kafka -> throttled S3 sink', () => {
     await source.start();
     let committedSoFar = 0;
     const window = 2 * 100 + 16; // the stage's default window for these settings
-    const stage = runStage({ source, runtime, config, committer, concurrency: 16, range: { maxRecords: 100, maxChars: 64 * MB, sequentialUnits: false }, onCommitted: source.onCommitted, control: source.attach, signal: stop.signal, onProgress: (c) => (committedSoFar = c.records_committed) });
+    const stage = runStage({ source, mapping: config.input.mapping, steps: judgingSteps({ config, jury: runtime.jury }), committer: new ShardCommitter(store), concurrency: 16, range: { maxRecords: 100, maxChars: 64 * MB, sequentialUnits: false }, signal: stop.signal, onProgress: (c) => (committedSoFar = c.records_committed) });
     await new Promise((r) => setTimeout(r, 12_000));
     const yieldedWhileThrottled = source.progress().items;
     const committedAtStop = committedSoFar;

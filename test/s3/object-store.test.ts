@@ -2,10 +2,11 @@
 import { ListMultipartUploadsCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createS3Client } from '../../connectors/s3/client.js';
-import { ExclusiveCommitter } from '../../connectors/s3/committer.js';
-import { ObjectExistsError, S3ObjectStore } from '../../connectors/s3/object-store.js';
-import { openOutput } from '../../connectors/s3/output.js';
-import { listCommitted, manifestKey, verifyCommitted } from '../../src/pipeline/shard-commit.js';
+import { S3ObjectStore } from '../../connectors/s3/object-store.js';
+import { ObjectExistsError } from '../../src/pipeline/object-store.js';
+import { openS3Output } from '../../connectors/s3/output.js';
+import { listCommitted, ShardCommitter, verifyCommitted } from '../../src/pipeline/shard-commit.js';
+import { manifestKey } from '../../src/pipeline/layout.js';
 import { readCommittedRows } from '../../src/pipeline/shard-read.js';
 import { createBucket, dropBucket, ensureServices, s3Client } from '../kafka/helpers/services.js';
 
@@ -75,7 +76,7 @@ describe('S3ObjectStore on a real S3 server', () => {
   it('two writers racing on one range: exactly one manifest wins and both see the range committed', async () => {
     const race = new S3ObjectStore(createS3Client({}), { bucket, prefix: 'race' });
     const tables = { dead_letters: [dead(0), dead(1), dead(2)] };
-    const writers = [new ExclusiveCommitter(race), new ExclusiveCommitter(race), new ExclusiveCommitter(race)];
+    const writers = [new ShardCommitter(race), new ShardCommitter(race), new ShardCommitter(race)];
     const results = await Promise.all(writers.map((w) => w.commit({ source: 'file', first: 'aa+000000000000', last: 'aa+000000000002', tables })));
     expect(results.filter((r) => !r.alreadyCommitted)).toHaveLength(1);
     const winner = results.find((r) => !r.alreadyCommitted)!.manifest;
@@ -87,6 +88,6 @@ describe('S3ObjectStore on a real S3 server', () => {
   });
 
   it('a missing bucket is a clear error before anything runs', async () => {
-    await expect(openOutput(`s3://${bucket}-missing/out`)).rejects.toThrow(/cannot use S3 bucket "rjt-store-[0-9a-f]+-missing": NoSuchBucket/);
+    await expect(openS3Output(`s3://${bucket}-missing/out`)).rejects.toThrow(/cannot use S3 bucket "rjt-store-[0-9a-f]+-missing": NoSuchBucket/);
   });
 });

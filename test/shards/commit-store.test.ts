@@ -4,14 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { LocalObjectStore, MemoryObjectStore, type ObjectStore } from '../../src/pipeline/object-store.js';
-import {
-  ShardCommitter,
-  escapePartitionValue,
-  listCommitted,
-  manifestKey,
-  shardKey,
-  verifyCommitted,
-} from '../../src/pipeline/shard-commit.js';
+import { ShardCommitter, listCommitted, verifyCommitted } from '../../src/pipeline/shard-commit.js';
+import { escapePartitionValue, manifestKey, shardKey } from '../../src/pipeline/layout.js';
 import { readCommittedRows } from '../../src/pipeline/shard-read.js';
 import { allTables, decisionRows, deadLetterRows, stepRows, verdictRows } from './synth.js';
 

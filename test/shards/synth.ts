@@ -14,7 +14,7 @@ import {
   type StepRow,
   type VerdictRow,
 } from '../../schemas/outputs.js';
-import type { ShardRows } from '../../src/pipeline/shard-commit.js';
+import type { ShardRows } from '../../src/pipeline/sink.js';
 
 export function rng(seed: number): () => number {
   let a = seed >>> 0;

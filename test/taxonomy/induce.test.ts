@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { readLabels } from '../../src/taxonomy/labels.js';
+import { readLabels } from '../../src/induce/labels.js';
 import { parseTaxonomy, TaxonomyIndex, type Taxonomy } from '../../src/taxonomy/schema.js';
 import { BIN, runCli } from '../helpers/cli.js';
 import { fastSimConfig, tempDir } from '../helpers/run-setup.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { freezeTree, mergeGrown, reconcileConsolidation, slug } from '../../src/taxonomy/induce/tree.js';
+import { freezeTree, mergeGrown, reconcileConsolidation, slug } from '../../src/induce/tree.js';
 import { parseTaxonomy } from '../../src/taxonomy/schema.js';
 import type { DraftTree } from '../../src/taxonomy/wire.js';
 

@@ -128,9 +128,9 @@ export async function offsetsBehindShards(f: KafkaFixture): Promise<string[]> {
     if (committed <= 0) continue;
     const unit = `${f.topic}+${p.partition}`;
     const spans = manifests
-      .map((m) => m.extra as { unit?: string; first_offset?: number; last_offset?: number })
-      .filter((e) => e.unit === unit)
-      .map((e) => [e.first_offset!, e.last_offset!] as const)
+      .flatMap((m) => (m.range ? [m.range] : []))
+      .filter((r) => r.unit === unit)
+      .map((r) => [r.first_offset, r.last_offset] as const)
       .sort((a, b) => a[0] - b[0]);
     // The topic has no transactions or compaction: offsets 0..n-1 are all messages.
     let next = 0;

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { Impact } from '../../../schemas/defect.js';
-import { LocalObjectStore } from '../../pipeline/object-store.js';
-import { listCommitted } from '../../pipeline/shard-commit.js';
-import { readCommittedRows } from '../../pipeline/shard-read.js';
+import { Impact } from '../../schemas/defect.js';
+import { LocalObjectStore } from '../pipeline/object-store.js';
+import { listCommitted } from '../pipeline/shard-commit.js';
+import { readCommittedRows } from '../pipeline/shard-read.js';
 
 /** One defect as induction sees it: its text, and the generator of the trace it came from. */
 export interface InduceDefect {

@@ -1,8 +1,8 @@
-import type { ParticipantConfig } from '../../../schemas/config.js';
-import type { ModelGateway } from '../../llm/types.js';
-import type { PromptSet } from '../../prompts/templates.js';
-import type { LabelRow } from '../labels.js';
-import { TaxonomyIndex, type Taxonomy } from '../schema.js';
+import type { ParticipantConfig } from '../../schemas/config.js';
+import type { ModelGateway } from '../llm/types.js';
+import type { PromptSet } from '../prompts/templates.js';
+import type { LabelRow } from './labels.js';
+import { TaxonomyIndex, type Taxonomy } from '../taxonomy/schema.js';
 import { InputError, inputHash, interleave, type InduceDefect } from './input.js';
 import { assignPhase, consolidatePhase, growPhase, type PhaseContext } from './phases.js';
 import { readState, writeState, type InduceParams, type InduceState } from './state.js';

@@ -1,14 +1,10 @@
 /**
- * `run --input kafka://topics`: wires the consumer, the Kafka-aware committer and the stage.
- * The jury runtime and the output store come from the caller (src/cli/run-job.ts).
+ * `--input kafka://topics` as a source plus its sinks: the consumer-group source and, when
+ * configured, the verdict-events and dead-letter topics. The caller runs the stage.
  */
-import type { JuryConfig } from '../../schemas/config.js';
-import type { ShardFormat } from '../../schemas/outputs.js';
-import type { ObjectStore } from '../../src/pipeline/object-store.js';
-import { runStage, type StageCounters, type StageOptions } from '../../src/pipeline/stage.js';
-import type { Runtime } from '../../src/compose/runtime.js';
-import { KafkaCommitter } from './committer.js';
 import type { Kafka } from 'kafkajs';
+import type { ObjectStore } from '../../src/pipeline/object-store.js';
+import type { RangeSink } from '../../src/pipeline/sink.js';
 import { createKafkajs, KafkajsConsumer, KafkajsProducer } from './kafkajs-client.js';
 import { KafkaConfig, type KafkaConfigInput } from '../../schemas/kafka.js';
 import { parseKafkaUrl, resolveBrokers } from './options.js';
@@ -53,30 +49,22 @@ export async function openKafkaInput(url: string, section: KafkaConfigInput | Ka
   return { cfg, topics, group: parsed.group ?? cfg.group_id, kafka, log };
 }
 
-export interface KafkaJobOptions {
-  input: KafkaInput;
-  config: JuryConfig;
-  runtime: Runtime;
-  store: ObjectStore;
-  formats: ShardFormat[];
-  concurrency: number;
-  maxRecords: number;
-  maxChars: number;
-  /** end once the group has read and committed everything (batch drain); default: stream forever */
-  untilCaughtUp: boolean;
-  signal: AbortSignal;
-  onProgress?: (c: StageCounters) => void;
-  enrich?: StageOptions['enrich'];
+export interface KafkaSourceSetup {
+  source: KafkaSource;
+  sinks: RangeSink[];
+  /** leaves the group (after committing what is due) and closes the producer */
+  close(): Promise<void>;
 }
 
-export async function runKafkaJob(opts: KafkaJobOptions): Promise<StageCounters> {
-  const { cfg, topics, group, kafka, log } = opts.input;
+/** The consumer-group source over `store`'s manifests, and the output topics as sinks. */
+export function kafkaSourceSetup(input: KafkaInput, store: ObjectStore, opts: { untilCaughtUp: boolean; signal: AbortSignal }): KafkaSourceSetup {
+  const { cfg, topics, group, kafka, log } = input;
   const consumer = new KafkajsConsumer(kafka, cfg, topics, group);
   const producer = cfg.events_topic || cfg.dlq_topic ? new KafkajsProducer(kafka) : undefined;
   const source = new KafkaSource({
     consumer,
     topics,
-    store: opts.store,
+    store,
     maxBufferedMessages: cfg.max_buffered_messages,
     maxBufferedBytes: cfg.max_buffered_mb * 1024 * 1024,
     flushIdleMs: cfg.flush_idle_ms,
@@ -87,33 +75,18 @@ export async function runKafkaJob(opts: KafkaJobOptions): Promise<StageCounters>
     signal: opts.signal,
     log,
   });
-  const outputs = producer
-    ? new KafkaOutputs(producer, {
-        ...(cfg.events_topic ? { eventsTopic: cfg.events_topic } : {}),
-        ...(cfg.dlq_topic ? { dlqTopic: cfg.dlq_topic } : {}),
-        original: (unit, offset) => source.original(unit, offset),
-      })
-    : undefined;
-  const committer = new KafkaCommitter(opts.store, { formats: opts.formats }, source, outputs, log);
-  try {
-    await source.start();
-    return await runStage({
-      source,
-      runtime: opts.runtime,
-      config: opts.config,
-      committer,
-      committed: new Map(), // the source skips committed offsets itself, per partition
-      concurrency: opts.concurrency,
-      // Partitions interleave: ranges close by size, on revocation, when idle, or at the end.
-      range: { maxRecords: opts.maxRecords, maxChars: opts.maxChars, sequentialUnits: false },
-      onCommitted: source.onCommitted,
-      control: source.attach,
-      ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
-      ...(opts.enrich ? { enrich: opts.enrich } : {}),
-      signal: opts.signal,
-    });
-  } finally {
+  const sinks: RangeSink[] = producer
+    ? [
+        new KafkaOutputs(producer, {
+          ...(cfg.events_topic ? { eventsTopic: cfg.events_topic } : {}),
+          ...(cfg.dlq_topic ? { dlqTopic: cfg.dlq_topic } : {}),
+          original: (unit, offset) => source.original(unit, offset),
+        }),
+      ]
+    : [];
+  const close = async (): Promise<void> => {
     await source.close().catch((err: Error) => log(`reasoning-jury: kafka: closing the consumer failed: ${err.message}`));
     await producer?.close().catch(() => undefined);
-  }
+  };
+  return { source, sinks, close };
 }

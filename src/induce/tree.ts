@@ -1,5 +1,5 @@
-import type { Taxonomy, TaxonomyCategory } from '../schema.js';
-import type { ConsolidateReply, DraftCategory, DraftTree } from '../wire.js';
+import type { Taxonomy, TaxonomyCategory } from '../taxonomy/schema.js';
+import type { ConsolidateReply, DraftCategory, DraftTree } from '../taxonomy/wire.js';
 
 /**
  * The code side of growing and consolidating: a model proposes, these functions enforce the

@@ -1,11 +1,11 @@
 import PQueue from 'p-queue';
 import type { ZodType } from 'zod';
-import type { ParticipantConfig } from '../../../schemas/config.js';
-import type { ChatMessage, ModelGateway } from '../../llm/types.js';
-import type { PromptSet } from '../../prompts/templates.js';
-import { createAssigner } from '../assign.js';
-import { consolidateMessages, growMessages } from '../prompts.js';
-import { ConsolidateReply, GrowReply, type DraftTree } from '../wire.js';
+import type { ParticipantConfig } from '../../schemas/config.js';
+import type { ChatMessage, ModelGateway } from '../llm/types.js';
+import type { PromptSet } from '../prompts/templates.js';
+import { createAssigner } from '../taxonomy/assign.js';
+import { consolidateMessages, growMessages } from '../taxonomy/prompts.js';
+import { ConsolidateReply, GrowReply, type DraftTree } from '../taxonomy/wire.js';
 import type { InduceDefect } from './input.js';
 import type { InduceState } from './state.js';
 import { freezeTree, mergeGrown, reconcileConsolidation } from './tree.js';

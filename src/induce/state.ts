@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { LocalObjectStore } from '../../pipeline/object-store.js';
-import { Taxonomy } from '../schema.js';
-import { DraftTree } from '../wire.js';
+import { LocalObjectStore } from '../pipeline/object-store.js';
+import { Taxonomy } from '../taxonomy/schema.js';
+import { DraftTree } from '../taxonomy/wire.js';
 
 /**
  * The induction checkpoint (<work>/state.json), rewritten atomically after every grow batch,

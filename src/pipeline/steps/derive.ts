@@ -1,0 +1,11 @@
+import type { JuryConfig } from '../../../schemas/config.js';
+import { deriveRows } from '../../derive/rows.js';
+import type { PipelineStep } from '../step.js';
+
+/** The verdict becomes the rows of the verdicts, defects, steps and decisions tables. */
+export function deriveStep(config: Pick<JuryConfig, 'severity_threshold' | 'filter'>): PipelineStep {
+  return {
+    name: 'derive',
+    run: (env) => ({ ...env, rows: deriveRows(env.verdict!, env.position, env.record!.meta, config) }),
+  };
+}
