@@ -41,6 +41,7 @@ function summaryText(c: StageCounters, out: string, seconds: number): string {
     ['  dead letters', c.dead_letters],
     ...(c.dropped_revoked > 0 ? [['  dropped when a partition moved (re-read there)', c.dropped_revoked]] : []),
     ['ranges committed', c.ranges_committed],
+    ...(c.ranges_not_written > 0 ? [['ranges not written (partition moved or overlapped; re-read)', c.ranges_not_written]] : []),
     ['tokens in / out', `${c.tokens_in} / ${c.tokens_out}`],
     ['cost (USD)', c.cost_usd.toFixed(6)],
     ['seconds', seconds.toFixed(1)],
@@ -75,77 +76,100 @@ export function registerRun(program: Command): void {
 Every input record leaves as shard rows or as a dead letter with its reason. Ranges of input
 positions are committed atomically (parts first, manifest in _commits/ last); re-running the same
 command after a crash skips committed ranges and rebuilds the rest under the same file names.
-Keep --range-records and --range-mb unchanged when resuming.
+Every manifest records --range-records, --range-mb and --format; resuming with other values is
+refused with one line, since the ranges would be planned under other names.
 
 Examples:
   reasoning-jury run                                   # bundled examples, simulated jury, ./out
   reasoning-jury run -c jury.yaml -i traces/ -o shards/ --concurrency 64`,
     )
     .action(async (opts: RunOptions) => {
-      if (!['parquet', 'arrow', 'both'].includes(opts.format)) throw new UsageError(`--format must be parquet, arrow or both (got "${opts.format}")`);
-      if (!['auto', 'bar', 'log', 'none'].includes(opts.progress)) throw new UsageError(`--progress must be auto, bar, log or none (got "${opts.progress}")`);
-      const maxHeapMb = Number(opts.maxHeapMb);
-      if (!Number.isInteger(maxHeapMb) || maxHeapMb < 0) throw new UsageError(`--max-heap-mb must be a whole number of megabytes (got "${opts.maxHeapMb}")`);
-      const worldSize = positiveInt(opts.worldSize, '--world-size');
-      const rankText = opts.rank ?? (worldSize > 1 ? process.env.JOB_COMPLETION_INDEX : undefined) ?? '0';
-      const rank = Number(rankText);
-      if (!Number.isInteger(rank) || rank < 0 || rank >= worldSize) throw new UsageError(`--rank must be a whole number below --world-size ${worldSize} (got "${rankText}")`);
-      const job: RunJobOptions = {
-        rank,
-        worldSize,
-        untilCaughtUp: opts.untilCaughtUp === true,
-        ...(opts.config ? { config: opts.config } : {}),
-        ...(opts.gold ? { gold: opts.gold } : {}),
-        ...(opts.auditLog ? { auditLog: opts.auditLog } : {}),
-        cache: opts.cache,
-        ...(opts.input ? { input: opts.input } : {}),
-        out: opts.out,
-        formats: opts.format === 'both' ? ['parquet', 'arrow'] : [opts.format as ShardFormat],
-        concurrency: positiveInt(opts.concurrency, '--concurrency'),
-        maxRecords: positiveInt(opts.rangeRecords, '--range-records'),
-        maxChars: positiveInt(opts.rangeMb, '--range-mb') * 1024 * 1024,
-        resume: opts.resume,
-      };
+      const { job, maxHeapMb } = parseRunOptions(opts);
       const t0 = Date.now();
-      const worker = new Worker(new URL('./run-worker.js', import.meta.url), {
-        workerData: job,
-        ...(maxHeapMb > 0 ? { resourceLimits: { maxOldGenerationSizeMb: maxHeapMb } } : {}),
-      });
-      let progress: ProgressView | null = null;
-      let finished: { counters: StageCounters; stopped: boolean } | null = null;
-      let failure: { usage: boolean; message: string } | null = null;
-      const onSignal = () => {
-        if (finished === null && failure === null) {
-          process.stderr.write('\nreasoning-jury: stopping: no new records; finishing and committing those in flight (again to abort)\n');
-          worker.postMessage({ type: 'stop' });
-        }
-        process.once('SIGINT', () => process.exit(130));
-      };
-      process.once('SIGINT', onSignal);
-      process.once('SIGTERM', onSignal);
-      worker.on('message', (m: WorkerMessage) => {
-        if (m.type === 'total') progress = createProgress(opts.progress as 'auto', m.total);
-        else if (m.type === 'progress') progress?.update(m.counters);
-        else if (m.type === 'done') finished = { counters: m.counters, stopped: m.stopped };
-        else failure = { usage: m.usage, message: m.message };
-      });
-      const exitCode = await new Promise<number>((resolve) => {
-        worker.on('error', (err) => {
-          failure ??= { usage: false, message: err.stack ?? String(err) };
-        });
-        worker.on('exit', resolve);
-      });
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-      const f = failure as { usage: boolean; message: string } | null;
-      if (f) {
-        if (f.usage) throw new UsageError(f.message);
-        throw new Error(f.message);
-      }
-      const done = finished as { counters: StageCounters; stopped: boolean } | null;
-      if (!done) throw new Error(`the judging thread exited with code ${exitCode} before finishing (out of memory? raise --max-heap-mb)`);
-      (progress as ProgressView | null)?.stop(done.counters);
+      const done = await runInWorker(job, maxHeapMb, opts.progress as ProgressMode);
       process.stdout.write(`${summaryText(done.counters, opts.out.startsWith('s3://') ? opts.out.replace(/\/+$/, '') : resolve(opts.out), (Date.now() - t0) / 1000)}\n`);
       if (done.stopped) process.stdout.write('stopped early: run the same command again to continue\n');
     });
+}
+
+type ProgressMode = 'auto' | 'bar' | 'log' | 'none';
+
+/** The command line, checked, as the plain data the judging thread takes. */
+function parseRunOptions(opts: RunOptions): { job: RunJobOptions; maxHeapMb: number } {
+  if (!['parquet', 'arrow', 'both'].includes(opts.format)) throw new UsageError(`--format must be parquet, arrow or both (got "${opts.format}")`);
+  if (!['auto', 'bar', 'log', 'none'].includes(opts.progress)) throw new UsageError(`--progress must be auto, bar, log or none (got "${opts.progress}")`);
+  const maxHeapMb = Number(opts.maxHeapMb);
+  if (!Number.isInteger(maxHeapMb) || maxHeapMb < 0) throw new UsageError(`--max-heap-mb must be a whole number of megabytes (got "${opts.maxHeapMb}")`);
+  const worldSize = positiveInt(opts.worldSize, '--world-size');
+  const rankText = opts.rank ?? (worldSize > 1 ? process.env.JOB_COMPLETION_INDEX : undefined) ?? '0';
+  const rank = Number(rankText);
+  if (!Number.isInteger(rank) || rank < 0 || rank >= worldSize) throw new UsageError(`--rank must be a whole number below --world-size ${worldSize} (got "${rankText}")`);
+  const job: RunJobOptions = {
+    rank,
+    worldSize,
+    untilCaughtUp: opts.untilCaughtUp === true,
+    ...(opts.config ? { config: opts.config } : {}),
+    ...(opts.gold ? { gold: opts.gold } : {}),
+    ...(opts.auditLog ? { auditLog: opts.auditLog } : {}),
+    cache: opts.cache,
+    ...(opts.input ? { input: opts.input } : {}),
+    out: opts.out,
+    formats: opts.format === 'both' ? ['parquet', 'arrow'] : [opts.format as ShardFormat],
+    concurrency: positiveInt(opts.concurrency, '--concurrency'),
+    maxRecords: positiveInt(opts.rangeRecords, '--range-records'),
+    maxChars: positiveInt(opts.rangeMb, '--range-mb') * 1024 * 1024,
+    resume: opts.resume,
+  };
+  return { job, maxHeapMb };
+}
+
+interface WorkerOutcome {
+  counters: StageCounters;
+  stopped: boolean;
+}
+
+/**
+ * Runs the job in a worker thread with a heap limit and relays its progress. The first SIGINT
+ * or SIGTERM asks it to stop pulling and commit what is in flight; a second SIGINT aborts.
+ */
+async function runInWorker(job: RunJobOptions, maxHeapMb: number, progressMode: ProgressMode): Promise<WorkerOutcome> {
+  const worker = new Worker(new URL('./run-worker.js', import.meta.url), {
+    workerData: job,
+    ...(maxHeapMb > 0 ? { resourceLimits: { maxOldGenerationSizeMb: maxHeapMb } } : {}),
+  });
+  let progress: ProgressView | null = null;
+  let finished: WorkerOutcome | null = null;
+  let failure: { usage: boolean; message: string } | null = null;
+  const onSignal = () => {
+    if (finished === null && failure === null) {
+      process.stderr.write('\nreasoning-jury: stopping: no new records; finishing and committing those in flight (again to abort)\n');
+      worker.postMessage({ type: 'stop' });
+    }
+    process.once('SIGINT', () => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  worker.on('message', (m: WorkerMessage) => {
+    if (m.type === 'total') progress = createProgress(progressMode, m.total);
+    else if (m.type === 'progress') progress?.update(m.counters);
+    else if (m.type === 'done') finished = { counters: m.counters, stopped: m.stopped };
+    else failure = { usage: m.usage, message: m.message };
+  });
+  const exitCode = await new Promise<number>((resolve) => {
+    worker.on('error', (err) => {
+      failure ??= { usage: false, message: err.stack ?? String(err) };
+    });
+    worker.on('exit', resolve);
+  });
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
+  const f = failure as { usage: boolean; message: string } | null;
+  if (f) {
+    if (f.usage) throw new UsageError(f.message);
+    throw new Error(f.message);
+  }
+  const done = finished as WorkerOutcome | null;
+  if (!done) throw new Error(`the judging thread exited with code ${exitCode} before finishing (out of memory? raise --max-heap-mb)`);
+  (progress as ProgressView | null)?.stop(done.counters);
+  return done;
 }

@@ -1,0 +1,116 @@
+// Behaviour is unchanged by the restructure: the code as it stood before it (REFERENCE below)
+// and the current code judge the same input with the same response cache, and every shard
+// part they write is byte-identical. The reference fills the cache, so the current code's model
+// layer must also replay the old cache format exactly.
+import { execFileSync, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/run-setup.js';
+
+/** Last commit before the stage was restructured into steps (issue 12). */
+const REFERENCE = '0f8a338';
+const root = process.cwd();
+const hasReference = (() => {
+  try {
+    execFileSync('git', ['cat-file', '-e', `${REFERENCE}^{commit}`], { cwd: root, stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/** Runs a built CLI to its end; the run is bounded, so the test's own timeout is the only clock. */
+function cli(bin: string, args: string[]): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stderr }));
+  });
+}
+
+/** sha256 of every shard part (manifests hold a commit time, so they are compared by content below). */
+function partHashes(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (!p.includes('_commits')) out[relative(dir, p)] = createHash('sha256').update(readFileSync(p)).digest('hex');
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+/** What a manifest says about its range, without the commit time and the fields added since. */
+function manifestFacts(dir: string): unknown[] {
+  const commits = join(dir, '_commits');
+  return readdirSync(commits).sort().map((f) => {
+    const { committed_at: _t, range: _r, settings: _s, extra: _e, ...facts } = JSON.parse(readFileSync(join(commits, f), 'utf8'));
+    return facts;
+  });
+}
+
+/** 2,000 ProcessBench records with their labels, as a user's JSONL would hold them. */
+function processBench2000(path: string): void {
+  const lines: string[] = [];
+  for (const split of ['math', 'olympiadbench']) {
+    const rows = JSON.parse(readFileSync(join(root, '..', 'shared', 'data', 'processbench', `${split}.json`), 'utf8')) as Array<{ id: string; problem: string; steps: string[]; label: number }>;
+    for (const r of rows) lines.push(JSON.stringify({ id: `${split}-${r.id}`, problem: r.problem, steps: r.steps, gold: r.label >= 0 ? { first_error_step: r.label + 1 } : { error_steps: [] } }));
+  }
+  writeFileSync(path, `${lines.join('\n')}\n`);
+}
+
+describe.skipIf(!hasReference)(`shards are byte-identical to ${REFERENCE} with the cache on`, () => {
+  const dir = tempDir('golden');
+  const ref = join(dir, 'reference');
+  const config = join(dir, 'jury.yaml');
+  const input = join(dir, 'pb2000.jsonl');
+
+  beforeAll(() => {
+    mkdirSync(ref);
+    // The reference tree, built with this checkout's dependencies.
+    execFileSync('bash', ['-c', `git archive ${REFERENCE} | tar -x -C "${ref}"`], { cwd: root });
+    symlinkSync(join(root, 'node_modules'), join(ref, 'node_modules'));
+    execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(ref, 'tsconfig.json')], { cwd: ref });
+    // The embedded default jury, with the response cache on and a profile that exercises
+    // repairs (malformed, fenced, prose JSON), 429s and 500s.
+    const seats = ['a', 'b', 'c'].map((s, i) => `  - { id: jury-${i}, endpoint: sim, model: sim-juror-${s} }`).join('\n');
+    writeFileSync(
+      config,
+      `endpoints:\n  sim: { kind: simulator, profile: ${join(root, 'examples', 'sim-profile.yaml')} }\njurors:\n${seats}\n` +
+        `consolidator: { id: consolidator, endpoint: sim, model: sim-consolidator }\nmode: consolidation\ncache: { enabled: true, dir: ${join(dir, 'cache')} }\n`,
+    );
+    processBench2000(input);
+  }, 600_000);
+
+  const both = async (name: string, args: string[]) => {
+    const refOut = join(dir, `${name}-reference`);
+    const curOut = join(dir, `${name}-current`);
+    const a = await cli(join(ref, 'dist/src/cli/main.js'), [...args, '-o', refOut]);
+    expect(a.code, a.stderr).toBe(0);
+    const b = await cli(join(root, 'dist/src/cli/main.js'), [...args, '-o', curOut]);
+    expect(b.code, b.stderr).toBe(0);
+    return { refOut, curOut };
+  };
+
+  it('the demo (bundled examples)', async () => {
+    const { refOut, curOut } = await both('demo', ['run', '-c', config, '--progress', 'none']);
+    const hashes = partHashes(curOut);
+    expect(Object.keys(hashes).length).toBeGreaterThanOrEqual(4);
+    expect(hashes).toEqual(partHashes(refOut));
+    expect(manifestFacts(curOut)).toEqual(manifestFacts(refOut));
+  }, 1_800_000);
+
+  it('2,000 ProcessBench records in ranges of 250', async () => {
+    const { refOut, curOut } = await both('pb2000', ['run', '-c', config, '-i', input, '--range-records', '250', '--concurrency', '32', '--progress', 'none']);
+    const hashes = partHashes(curOut);
+    expect(Object.keys(hashes).filter((k) => k.startsWith('verdicts/'))).toHaveLength(8);
+    expect(hashes).toEqual(partHashes(refOut));
+    expect(manifestFacts(curOut)).toEqual(manifestFacts(refOut));
+  }, 1_800_000);
+});
