@@ -87,7 +87,8 @@ export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<S
     throw new UsageError(err.message);
   });
   try {
-    const runtime = await openJury(config, opts);
+    // Local files are read once more up front when simulators need their labels; S3 is not.
+    const runtime = await openJury(config, opts, isS3Url(input) ? {} : { input });
     try {
       const enrich = streamEnricher(config, runtime);
       const hint = await source.sizeHint?.().catch(() => undefined);

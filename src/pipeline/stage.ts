@@ -272,7 +272,6 @@ export async function runStage(opts: StageOptions): Promise<StageCounters> {
     void judges.add(async () => {
       const record = mapped.record;
       try {
-        runtime.observe(record);
         const verdict = await judgeRecord(runtime.jury, prepared.input);
         const derived = deriveRows(verdict, item.position, record.meta, config);
         const rows = opts.enrich ? await opts.enrich(derived, verdict) : derived;
@@ -288,7 +287,6 @@ export async function runStage(opts: StageOptions): Promise<StageCounters> {
         // A bug must not lose the record: it leaves as a dead letter with the reason.
         addDead(b, { position: item.position, error: `internal error while judging: ${(err as Error).message}`, rawText: JSON.stringify(record), rawTextTruncated: false });
       } finally {
-        runtime.forget(record);
         counters.in_flight -= 1;
         finish(b);
       }
