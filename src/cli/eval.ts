@@ -151,7 +151,7 @@ Examples:
         const phase2 = (opts.knockout === true || Boolean(opts.moderators)) && Boolean(opts.config);
         if (opts.moderators && !opts.config) notes.push('--moderators needs -c: the sweep re-runs Phase 2 with a live jury.');
         const config = phase2 ? evalConfig(loadJuryConfig(opts)) : null;
-        const runtime = config ? await openJury(config, opts) : undefined;
+        const runtime = config ? await openJury(config, opts, { records: loaded.records }) : undefined;
         try {
           const judged = new Set(src.verdicts.map((v) => v.record_id));
           const input: EvaluateInput = {
@@ -180,7 +180,7 @@ Examples:
       }
       const config = evalConfig(loadJuryConfig(opts));
       const moderators = moderatorSeats(opts.moderators, phase2Seat(config)); // checked before any call
-      const runtime = await openJury(config, opts);
+      const runtime = await openJury(config, opts, { records: selected });
       try {
         let done = 0;
         let last = Date.now();

@@ -32,9 +32,8 @@ Example:
       if (!mapped.ok) throw new UsageError(`invalid record: ${mapped.error}`);
       const prepared = prepareRecord(mapped.record, config);
       if (!prepared.ok) throw new UsageError(`cannot judge record ${mapped.record.id}: ${prepared.error}`);
-      const runtime = await openJury(config, opts);
+      const runtime = await openJury(config, opts, { records: [mapped.record] });
       try {
-        runtime.observe(mapped.record);
         const verdict = await judgeRecord(runtime.jury, prepared.input);
         writeJson(verdict, opts.pretty === true);
         if (verdict.error) process.stderr.write(`reasoning-jury: no verdict could be formed: ${verdict.error}\n`);

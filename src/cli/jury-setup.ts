@@ -1,6 +1,7 @@
 import type { JuryConfig } from '../../schemas/config.js';
+import type { TraceRecord } from '../../schemas/trace.js';
 import { defaultConfig, loadConfigFile } from '../config/load.js';
-import { openRuntime, type Runtime } from '../compose/runtime.js';
+import { openRuntime, type Runtime, type RuntimeOptions } from '../compose/runtime.js';
 
 export interface JuryOptions {
   config?: string;
@@ -9,20 +10,51 @@ export interface JuryOptions {
   cache?: boolean;
 }
 
+/** What the command reads, for simulated endpoints to take gold labels from (besides --gold). */
+export interface JuryInput {
+  /** a local input file or folder (JSONL/Parquet); not a kafka:// or s3:// URL */
+  input?: string;
+  /** records the command judges itself (judge, eval) */
+  records?: readonly TraceRecord[];
+}
+
 /** The config named by --config, or the embedded default, with command-line overrides applied. */
 export function loadJuryConfig(opts: JuryOptions): JuryConfig {
   const config = opts.config ? loadConfigFile(opts.config) : defaultConfig();
   return opts.cache === false ? { ...config, cache: { ...config.cache, enabled: false } } : config;
 }
 
-/** Open the runtime for a loaded config; says on stderr which simulators stand in for models. */
-export async function openJury(config: JuryConfig, opts: JuryOptions): Promise<Runtime> {
-  const runtime = await openRuntime({ config, ...(opts.gold ? { goldFile: opts.gold } : {}), ...(opts.auditLog ? { auditLogPath: opts.auditLog } : {}) });
+function hasSimulator(config: JuryConfig): boolean {
+  return Object.values(config.endpoints).some((e) => e.kind === 'simulator');
+}
+
+/**
+ * Open the runtime for a loaded config. `kind: simulator` endpoints get a juror simulator each,
+ * started here, graded against --gold and the labelled records of `from`, and stopped when the
+ * runtime closes; says on stderr which simulators stand in for models.
+ */
+export async function openJury(config: JuryConfig, opts: JuryOptions, from: JuryInput = {}): Promise<Runtime> {
+  const base: RuntimeOptions = { config, ...(opts.auditLog ? { auditLogPath: opts.auditLog } : {}) };
+  if (!hasSimulator(config)) {
+    if (opts.gold) process.stderr.write('reasoning-jury: --gold is only read by simulated endpoints, and the config has none\n');
+    return openRuntime(base);
+  }
+  // Loaded only here, so a jury of real endpoints never loads (or feeds) the simulator.
+  const { simulatorGold, startSimulators } = await import('./simulators.js');
+  const gold = await simulatorGold(config, { goldFile: opts.gold, input: from.input, records: from.records });
+  const sims = await startSimulators(config, gold);
+  let runtime: Runtime;
+  try {
+    runtime = await openRuntime({ ...base, served: sims.served, onClose: sims.close });
+  } catch (err) {
+    await sims.close();
+    throw err;
+  }
   if (!opts.config) {
-    const url = runtime.simulators[0]?.url ?? '?';
+    const url = sims.running[0]?.url ?? '?';
     process.stderr.write(`reasoning-jury: no --config given, using the embedded default jury: 3 simulated jurors + consolidation, served in-process at ${url} (not real models)\n`);
   } else {
-    for (const s of runtime.simulators) process.stderr.write(`reasoning-jury: endpoint "${s.endpoint}" is the juror simulator, served in-process at ${s.url} (not a real model)\n`);
+    for (const s of sims.running) process.stderr.write(`reasoning-jury: endpoint "${s.endpoint}" is the juror simulator, served in-process at ${s.url} (not a real model)\n`);
   }
   return runtime;
 }
@@ -30,7 +62,7 @@ export async function openJury(config: JuryConfig, opts: JuryOptions): Promise<R
 /** Options every judging command shares. */
 export const JURY_OPTION_HELP = {
   config: 'jury config (YAML or JSON); without it, 3 simulated jurors + consolidation run in-process',
-  gold: 'JSONL of labelled records that simulated endpoints grade against (labels in the input are used too)',
+  gold: 'JSONL of labelled records that simulated endpoints grade against (labels in local input files are used too)',
   auditLog: 'append every model call to this JSONL audit log (overrides audit_log.path)',
   cache: 'do not read or write the response cache',
 };

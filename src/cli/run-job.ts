@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import type { JuryConfig } from '../../schemas/config.js';
 import type { RangeSettings, ShardFormat } from '../../schemas/outputs.js';
-import { openInput, openOutput, type OpenedInput, type OutputTarget } from '../compose/io.js';
+import { isKafkaUrl, isS3Url, openInput, openOutput, type OpenedInput, type OutputTarget } from '../compose/io.js';
 import { checkOneManifestSettings, RangeSettingsMismatch, readOutputState, type OutputState } from '../compose/resume.js';
 import { ShardCommitter } from '../pipeline/shard-commit.js';
 import { runStage, type StageCounters } from '../pipeline/stage.js';
@@ -14,7 +14,7 @@ import { judgingSteps } from '../pipeline/steps/index.js';
 import { streamEnricher } from '../taxonomy/stream.js';
 import { packageRoot } from '../util/paths.js';
 import { UsageError } from './io.js';
-import { loadJuryConfig, openJury, type JuryOptions } from './jury-setup.js';
+import { loadJuryConfig, openJury, type JuryInput, type JuryOptions } from './jury-setup.js';
 
 /** Options of `run` after the command line is parsed and checked (plain data: crosses to a worker). */
 export interface RunJobOptions extends JuryOptions {
@@ -48,7 +48,7 @@ async function outputState(output: OutputTarget, input: string, settings: RangeS
   const empty: OutputState = { ranges: new Map(), records: 0, manifests: 0 };
   try {
     // Kafka resumes from the group's offsets and the manifests of each partition it is given.
-    if (input.startsWith('kafka://')) {
+    if (isKafkaUrl(input)) {
       await checkOneManifestSettings(output.store, settings, output.location);
       return empty;
     }
@@ -72,14 +72,16 @@ export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<S
   const { rank = 0, worldSize = 1, untilCaughtUp = false } = opts;
   const input = await openInput(inputUrl, { config, store: output.store, committed: done.ranges, rank, worldSize, untilCaughtUp, signal: hooks.signal }).catch(asUsage);
   try {
-    return await judgeInput(config, opts, input, output, done, hooks);
+    // Simulated jurors learn the labels of local input files up front (kafka:// and s3:// give them with --gold).
+    const labelled = isKafkaUrl(inputUrl) || isS3Url(inputUrl) ? {} : { input: inputUrl };
+    return await judgeInput(config, opts, input, output, done, hooks, labelled);
   } finally {
     await input.close();
   }
 }
 
-async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: OpenedInput, output: OutputTarget, done: OutputState, hooks: RunJobHooks): Promise<StageCounters> {
-  const runtime = await openJury(config, opts);
+async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: OpenedInput, output: OutputTarget, done: OutputState, hooks: RunJobHooks, labelled: JuryInput): Promise<StageCounters> {
+  const runtime = await openJury(config, opts, labelled);
   try {
     const steps = judgingSteps({ config, jury: runtime.jury, enrich: streamEnricher(config, runtime) });
     const hint = input.resumesFromGroup ? undefined : await input.source.sizeHint?.().catch(() => undefined);

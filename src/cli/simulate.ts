@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { defaultProfile, loadGoldFile, loadProfileFile, NO_GOLD, startSimulator } from '../sim/index.js';
 import { UsageError } from './io.js';
 
 export function registerSimulate(program: Command): void {
@@ -14,6 +13,8 @@ export function registerSimulate(program: Command): void {
     .action(async (opts: { port: string; host: string; profile?: string; gold?: string }) => {
       const port = Number(opts.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be 0..65535 (got "${opts.port}")`);
+      // Loaded on use: every command is registered at start-up, and only this one serves the simulator.
+      const { defaultProfile, loadGoldFile, loadProfileFile, NO_GOLD, startSimulator } = await import('../sim/index.js');
       const profile = opts.profile ? loadProfileFile(opts.profile) : defaultProfile();
       const gold = opts.gold ? loadGoldFile(opts.gold) : NO_GOLD;
       for (const s of gold.skipped.slice(0, 5)) process.stderr.write(`reasoning-jury simulate: gold line ${s.line} skipped: ${s.reason}\n`);

@@ -1,7 +1,24 @@
 import { type Impact, IMPACT_RANK, IMPACTS } from '../../schemas/defect.js';
-import type { ModelProfile, SeverityMix, SimProfile } from '../sim/profile.js';
-import { modelProfile } from '../sim/profile.js';
 import { metricsFromConfusion, type StepMetric } from './metrics/step.js';
+
+/** Weights of the severities a model gives its findings. */
+export type SeverityMix = Record<Impact, number>;
+
+/**
+ * What one model's behaviour is made of for the predictions: the rates a simulator profile's
+ * model entry carries (src/sim/profile.ts), given here by shape so evaluation needs no simulator.
+ */
+export interface ModelRates {
+  recall: number;
+  false_positive_rate: number;
+  severity_mix: SeverityMix;
+  /** severities of false positives; severity_mix when absent */
+  fp_severity_mix?: SeverityMix | undefined;
+  consolidator: { accept_true: number; accept_false: number; fill_recall: number; fill_false_positive_rate: number };
+}
+
+/** The rates of the model named, or null when the profile has none. */
+export type RatesOf = (model: string) => ModelRates | null;
 
 /** Per-step flag probabilities of a system: on gold-erroneous steps (recall) and on clean ones. */
 export interface Rates {
@@ -15,8 +32,8 @@ export function atLeast(mix: SeverityMix, threshold: Impact): number {
   return IMPACTS.filter((i) => IMPACT_RANK[i] >= IMPACT_RANK[threshold]).reduce((s, i) => s + mix[i], 0) / total;
 }
 
-function profileOf(p: SimProfile, model: string): ModelProfile {
-  const m = modelProfile(p, model);
+function ratesFor(ratesOf: RatesOf, model: string): ModelRates {
+  const m = ratesOf(model);
   if (!m) throw new Error(`simulator profile has no model "${model}"`);
   return m;
 }
@@ -51,9 +68,9 @@ function majorityRate(cite: readonly number[], severe: readonly number[]): numbe
  *  majority:      Σ over juror subsets of a strict majority, times P(some member's severity ≥ threshold)
  *  consolidation: [U·accept + (1 − U)·fill]·q_c, with U = 1 − Π(1 − r) the chance any juror cited the step
  */
-export function predictLadder(profile: SimProfile, jurors: ReadonlyArray<{ id: string; model: string }>, consolidatorModel: string, threshold: Impact) {
-  const ms = jurors.map((j) => profileOf(profile, j.model));
-  const c = profileOf(profile, consolidatorModel);
+export function predictLadder(ratesOf: RatesOf, jurors: ReadonlyArray<{ id: string; model: string }>, consolidatorModel: string, threshold: Impact) {
+  const ms = jurors.map((j) => ratesFor(ratesOf, j.model));
+  const c = ratesFor(ratesOf, consolidatorModel);
   const side = (isTrue: boolean) => {
     const cite = ms.map((m) => (isTrue ? m.recall : m.false_positive_rate));
     const severe = ms.map((m) => atLeast(isTrue ? m.severity_mix : (m.fp_severity_mix ?? m.severity_mix), threshold));

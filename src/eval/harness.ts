@@ -43,8 +43,7 @@ export interface EvaluateInput {
 function phase2RunnerFor(e: EvaluateInput, seat: ParticipantConfig | undefined, label?: string): Phase2Runner | undefined {
   const mode = e.runtime?.jury.config.mode;
   if (!e.runtime || !e.inputs || !seat || (mode !== 'consolidation' && mode !== 'deliberation')) return undefined;
-  const records = new Map(e.selected.map((r) => [r.id, r]));
-  return mode === 'deliberation' ? deliberationRunner(e.runtime, records, e.inputs, seat, label) : consolidationRunner(e.runtime, records, e.inputs, seat, label);
+  return mode === 'deliberation' ? deliberationRunner(e.runtime, e.inputs, seat, label) : consolidationRunner(e.runtime, e.inputs, seat, label);
 }
 
 /** The seat Phase 2 re-runs use: the consolidator, or the deliberation moderator. */

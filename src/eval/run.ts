@@ -49,11 +49,9 @@ export interface JudgedRecords {
   unprepared: Array<{ record_id: string; error: string }>;
 }
 
-/** Judge records with bounded concurrency; simulated endpoints are told the records' gold first. */
+/** Judge records with bounded concurrency (simulated endpoints got the records' gold when they were built). */
 export async function judgeRecords(runtime: Runtime, records: readonly TraceRecord[], opts: { concurrency: number; onDone?: () => void }): Promise<JudgedRecords> {
   const out: JudgedRecords = { verdicts: [], inputs: new Map(), unprepared: [] };
-  // Gold stays known for the whole evaluation (Phase 2 re-runs need it too; a few KB per record).
-  for (const r of records) runtime.observe(r);
   const queue = new PQueue({ concurrency: opts.concurrency });
   const results = await Promise.all(
     records.map((r) =>
@@ -80,7 +78,7 @@ export async function judgeRecords(runtime: Runtime, records: readonly TraceReco
  * Phase 2 by consolidation over given judgements, as judgeRecord runs it: too few successful
  * jurors is a failed record; a failed consolidation call falls back to the merged union.
  */
-export function consolidationRunner(runtime: Runtime, records: ReadonlyMap<string, TraceRecord>, inputs: ReadonlyMap<string, JudgeInput>, seat: ParticipantConfig, label = `consolidation by ${seat.model}`): Phase2Runner {
+export function consolidationRunner(runtime: Runtime, inputs: ReadonlyMap<string, JudgeInput>, seat: ParticipantConfig, label = `consolidation by ${seat.model}`): Phase2Runner {
   const config = runtime.jury.config;
   const seated = seatWithSeed(seat);
   return {
@@ -89,8 +87,6 @@ export function consolidationRunner(runtime: Runtime, records: ReadonlyMap<strin
       const ok = judgements.filter((j) => j.ok);
       const input = inputs.get(v.record_id);
       if (!input || ok.length === 0 || ok.length < minJurors(config, judgements.length)) return { defects: [], failed: true, usage: [] };
-      const rec = records.get(v.record_id);
-      if (rec) runtime.observe(rec); // idempotent; covers verdicts judged by another runtime
       const c = await consolidate({ gateway: runtime.jury.gateway, recordId: v.record_id, seat: seated, prompts: runtime.jury.prompts, input, propagation: config.propagation, judgements });
       return c.ok ? { defects: c.defects, failed: false, usage: c.usage } : { defects: mergedUnion(judgements), failed: false, usage: c.usage };
     },
@@ -102,7 +98,7 @@ export function consolidationRunner(runtime: Runtime, records: ReadonlyMap<strin
  * judgements are passed (knockout) and `moderator` takes the chair (sweep); deliberation
  * itself falls back to the Phase 1 aggregate when its extraction fails.
  */
-export function deliberationRunner(runtime: Runtime, records: ReadonlyMap<string, TraceRecord>, inputs: ReadonlyMap<string, JudgeInput>, moderator: ParticipantConfig, label = `deliberation moderated by ${moderator.model}`): Phase2Runner {
+export function deliberationRunner(runtime: Runtime, inputs: ReadonlyMap<string, JudgeInput>, moderator: ParticipantConfig, label = `deliberation moderated by ${moderator.model}`): Phase2Runner {
   const base = runtime.jury.config;
   return {
     label,
@@ -110,8 +106,6 @@ export function deliberationRunner(runtime: Runtime, records: ReadonlyMap<string
       const ok = judgements.filter((j) => j.ok);
       const input = inputs.get(v.record_id);
       if (!input || ok.length === 0 || ok.length < minJurors(base, judgements.length)) return { defects: [], failed: true, usage: [] };
-      const rec = records.get(v.record_id);
-      if (rec) runtime.observe(rec);
       const seated = new Set(judgements.map((j) => j.juror_id));
       const config = { ...base, jurors: base.jurors.filter((j) => seated.has(j.id)), moderator };
       try {

@@ -2,7 +2,7 @@ import type { JuryConfigInput } from '../../schemas/config.js';
 import type { Impact } from '../../schemas/defect.js';
 import { parseConfig } from '../config/load.js';
 import { openRuntime } from '../compose/runtime.js';
-import { buildGoldIndex, createSimProvider, parseProfile, type ProfileFileInput } from '../sim/index.js';
+import { buildGoldIndex, createSimProvider, modelProfile, parseProfile, type ProfileFileInput } from '../sim/index.js';
 import { predictedMetrics, predictLadder } from './analytic.js';
 import { evaluate } from './harness.js';
 import { evalConfig, judgeRecords } from './run.js';
@@ -13,6 +13,10 @@ import type { LoadedBenchmark } from './types.js';
  * A jury of simulated jurors with known per-step rates, for checking the ladder against what the
  * rates predict. Every finding cites one step (adjacent_rate 0), no severity is neutral and no
  * call fails, so the predictions of analytic.ts are exact in expectation.
+ *
+ * The one module outside src/cli and src/sim that imports the simulator: it is the simulated
+ * ladder itself, run by test/eval/ladder-sim.test.ts and `npm run bench -- eval-ladder`, and no
+ * command of the CLI reaches it.
  */
 export const LADDER_PROFILE: ProfileFileInput = {
   seed: 2026,
@@ -70,7 +74,7 @@ export async function simulatedLadder(loaded: LoadedBenchmark, opts: { threshold
     const judged = await judgeRecords(runtime, loaded.records, { concurrency: 32 });
     const judgeMs = performance.now() - t0;
     const threshold = opts.threshold ?? 'minor';
-    const rates = predictLadder(profile, LADDER_JURORS, 'moderator-careful', threshold);
+    const rates = predictLadder((model) => modelProfile(profile, model), LADDER_JURORS, 'moderator-careful', threshold);
     const { report } = await evaluate({
       loaded,
       dataPath: 'simulated ladder',

@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Impact } from '../../schemas/defect.js';
-import { AGREE_ALL, NOTHING_NEW } from '../jury/deliberation/phrases.js';
-import { DELIB_BLOCK } from '../jury/deliberation/render.js';
 import type { ChatRequest } from '../llm/types.js';
 import { BLOCK } from '../prompts/build.js';
+import { AGREE_ALL, DELIB_BLOCK, NOTHING_NEW } from '../prompts/deliberation-wire.js';
 import type { GoldEntry } from './gold.js';
 import { Ledger, replay, type Item } from './deliberation-ledger.js';
 import { blocksOf, parseFindings, parseTurns, promptText, renderAct } from './deliberation-parse.js';

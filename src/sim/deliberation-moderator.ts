@@ -1,5 +1,5 @@
-import { DELIB_BLOCK } from '../jury/deliberation/render.js';
 import { BLOCK } from '../prompts/build.js';
+import { DELIB_BLOCK } from '../prompts/deliberation-wire.js';
 import { type Ledger, type Item, replay } from './deliberation-ledger.js';
 import { jurorTurnTask, promptRng, type DelibTaskInput, type DelibTaskOutput } from './deliberation-juror.js';
 import { blocksOf, parseActs, parseFindings, parseTurns, promptText, statusList, statusValue, SUBSTANTIVE, type Finding, type SimTurn } from './deliberation-parse.js';

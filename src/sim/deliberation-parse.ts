@@ -1,6 +1,5 @@
 import { IMPACTS, parseStepRef, type Impact } from '../../schemas/defect.js';
-import { DELIB_BLOCK } from '../jury/deliberation/render.js';
-import { AGREE_ALL, NOTHING_NEW, saysAgreeAll, saysNothingNew } from '../jury/deliberation/phrases.js';
+import { AGREE_ALL, DELIB_BLOCK, NOTHING_NEW, saysAgreeAll, saysNothingNew } from '../prompts/deliberation-wire.js';
 import { topLevelBlocks, type FramedBlock } from './blocks.js';
 
 /**

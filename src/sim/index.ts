@@ -5,5 +5,6 @@ export { SimEngine, estimateTokens, requestKey, type EngineOptions, type EngineR
 export { loadProfileFile, parseProfile, modelProfile, listedModels, withoutFaults, withoutLatency, ProfileError, type SimProfile, type ModelProfile, type ModelEntryInput, type ProfileFileInput } from './profile.js';
 export { defaultProfile, DEFAULT_PROFILE_INPUT, DEFAULT_JUROR_MODELS, DEFAULT_CONSOLIDATOR_MODEL } from './default-profile.js';
 export { loadGoldFile, buildGoldIndex, goldKey, recordBlocks, goldErrorSteps, NO_GOLD, type GoldIndex, type GoldEntry, type GoldOptions } from './gold.js';
+export { InputGoldIndex } from './input-gold.js';
 export { DEFAULT_TASKS, phase1Task, consolidationTask, TaskInputError, type SimTask, type TaskInput, type TaskOutput } from './tasks.js';
 export type { SimStatsSnapshot, Outcome } from './runtime.js';

@@ -99,126 +99,158 @@ function completionBody(req: ChatRequest, r: Extract<EngineResult, { kind: 'ok' 
   };
 }
 
-export async function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimulator> {
-  const engine = new SimEngine({ profile: opts.profile ?? defaultProfile(), ...(opts.gold ? { gold: opts.gold } : {}), ...(opts.tasks ? { tasks: opts.tasks } : {}) });
-  const runtime = new SimRuntime();
+/** Replies held on a timer (latency) or hanging (timeout), so close() can drop them all. */
+class HeldReplies {
   /** cancel functions of replies waiting on a timer or hanging */
-  const pending = new Set<() => void>();
+  private readonly pending = new Set<() => void>();
+  constructor(private readonly runtime: SimRuntime) {}
 
   /**
    * Hold `res` for `ms` (undefined = until the client leaves), then run `fire`. The slot is
-   * released exactly once: when fired, when the client disconnects, or at close().
+   * released exactly once: when fired, when the client disconnects, or at cancelAll().
    */
-  const hold = (res: ServerResponse, model: string, ms: number | undefined, fire: () => void, onAbort: () => void): void => {
+  hold(res: ServerResponse, model: string, ms: number | undefined, fire: () => void, onAbort: () => void): void {
     let settled = false;
     const settle = (): boolean => {
       if (settled) return false;
       settled = true;
       if (timer) clearTimeout(timer);
-      pending.delete(cancel);
-      runtime.release(model);
+      this.pending.delete(cancel);
+      this.runtime.release(model);
       return true;
     };
     const cancel = (): void => {
       if (settle()) onAbort();
     };
     const timer = ms === undefined ? undefined : setTimeout(() => settle() && fire(), ms);
-    pending.add(cancel);
+    this.pending.add(cancel);
     res.on('close', () => {
       if (!res.writableFinished) cancel();
     });
-  };
+  }
 
-  const chat = async (httpReq: IncomingMessage, res: ServerResponse): Promise<void> => {
-    let text: string;
-    let body: unknown;
-    try {
-      text = await readBody(httpReq, MAX_BODY_BYTES);
-      body = JSON.parse(text);
-    } catch (e) {
-      if (e instanceof HttpError) throw e;
-      throw new HttpError(400, 'invalid_json', `request body is not JSON: ${(e as Error).message}`);
-    }
-    let req: ChatRequest;
-    try {
-      req = toChatRequest(body);
-    } catch (e) {
-      const model = typeof (body as { model?: unknown })?.model === 'string' ? (body as { model: string }).model : '(none)';
-      runtime.record(model, 'bad_request');
-      throw e;
-    }
-    const model = engine.modelProfile(req.model);
-    if (!model) {
-      runtime.record(req.model, 'unknown_model');
-      return sendError(res, 404, 'model_not_found', `The model "${req.model}" does not exist in the simulator profile.`);
-    }
-    if (!runtime.tryAcquire(req.model, model.max_concurrency)) {
-      runtime.record(req.model, 'rate_limited');
-      return sendError(res, 429, 'rate_limit_exceeded', `simulator: more than ${model.max_concurrency} requests in flight for ${req.model}`, retryHeaders(model.retry_after_ms));
-    }
-    const attempt = runtime.nextAttempt(req);
-    let r: EngineResult;
-    try {
-      r = engine.respond(req, attempt);
-    } catch (e) {
-      runtime.release(req.model); // a simulator bug must not eat a concurrency slot
-      throw e;
-    }
-    const headers = { 'x-sim-attempt': String(attempt), ...(r.kind !== 'error' ? { 'x-sim-task': r.task } : {}) };
-    const finish = (outcome: Outcome, extra: Parameters<SimRuntime['record']>[2] = {}): void => {
-      runtime.release(req.model);
-      runtime.record(req.model, outcome, extra);
-    };
-    if (r.kind === 'error') {
-      finish('bad_request');
-      return sendError(res, r.status, r.code, r.message, headers);
-    }
-    if (r.kind === 'fault' && r.status === 429) {
-      finish('fault_429', { task: r.task });
-      return sendError(res, 429, 'rate_limit_exceeded', 'simulated rate limit', { ...headers, ...retryHeaders(r.retryAfterMs ?? 0) });
-    }
-    if (r.kind === 'fault' && r.status === 500) {
-      finish('fault_500', { task: r.task });
-      return sendError(res, 500, 'internal_error', 'simulated internal server error', headers);
-    }
-    if (r.kind === 'fault') {
-      runtime.record(req.model, 'timeout', { task: r.task });
-      // Released in hold(); the 504 only comes if the client is more patient than hang_ms.
-      return hold(res, req.model, r.hangMs, () => sendError(res, 504, 'upstream_timeout', 'simulated upstream timeout', headers), () => undefined);
-    }
-    // Derived from the request, so a fresh server replays byte-identical bodies.
-    const id = `chatcmpl-sim-${requestKey(req).slice(0, 20)}-${attempt}`;
-    const send = (): void => {
-      runtime.record(req.model, 'ok', { task: r.task, format: r.format });
-      sendJson(res, 200, completionBody(req, r, id), headers);
-    };
-    if (r.latency_ms <= 0) {
-      runtime.release(req.model);
-      return send();
-    }
-    hold(res, req.model, r.latency_ms, send, () => runtime.record(req.model, 'aborted', { task: r.task }));
-  };
+  cancelAll(): void {
+    for (const cancel of [...this.pending]) cancel();
+  }
+}
 
+/** What a chat request needs from the server around the engine. */
+interface ChatDeps {
+  engine: SimEngine;
+  runtime: SimRuntime;
+  held: HeldReplies;
+}
+
+/** The body as a ChatRequest; an unreadable one is a 400 (counted for the model it names). */
+async function readChatRequest(httpReq: IncomingMessage, runtime: SimRuntime): Promise<ChatRequest> {
+  let body: unknown;
+  try {
+    body = JSON.parse(await readBody(httpReq, MAX_BODY_BYTES));
+  } catch (e) {
+    if (e instanceof HttpError) throw e;
+    throw new HttpError(400, 'invalid_json', `request body is not JSON: ${(e as Error).message}`);
+  }
+  try {
+    return toChatRequest(body);
+  } catch (e) {
+    const model = typeof (body as { model?: unknown })?.model === 'string' ? (body as { model: string }).model : '(none)';
+    runtime.record(model, 'bad_request');
+    throw e;
+  }
+}
+
+/** Sends the engine's answer: an error, a fault, or (after its latency) the completion. */
+function reply(d: ChatDeps, res: ServerResponse, req: ChatRequest, r: EngineResult, attempt: number): void {
+  const { runtime } = d;
+  const headers = { 'x-sim-attempt': String(attempt), ...(r.kind !== 'error' ? { 'x-sim-task': r.task } : {}) };
+  const finish = (outcome: Outcome, extra: Parameters<SimRuntime['record']>[2] = {}): void => {
+    runtime.release(req.model);
+    runtime.record(req.model, outcome, extra);
+  };
+  if (r.kind === 'error') {
+    finish('bad_request');
+    return sendError(res, r.status, r.code, r.message, headers);
+  }
+  if (r.kind === 'fault' && r.status === 429) {
+    finish('fault_429', { task: r.task });
+    return sendError(res, 429, 'rate_limit_exceeded', 'simulated rate limit', { ...headers, ...retryHeaders(r.retryAfterMs ?? 0) });
+  }
+  if (r.kind === 'fault' && r.status === 500) {
+    finish('fault_500', { task: r.task });
+    return sendError(res, 500, 'internal_error', 'simulated internal server error', headers);
+  }
+  if (r.kind === 'fault') {
+    runtime.record(req.model, 'timeout', { task: r.task });
+    // Released in hold(); the 504 only comes if the client is more patient than hang_ms.
+    return d.held.hold(res, req.model, r.hangMs, () => sendError(res, 504, 'upstream_timeout', 'simulated upstream timeout', headers), () => undefined);
+  }
+  // Derived from the request, so a fresh server replays byte-identical bodies.
+  const id = `chatcmpl-sim-${requestKey(req).slice(0, 20)}-${attempt}`;
+  const send = (): void => {
+    runtime.record(req.model, 'ok', { task: r.task, format: r.format });
+    sendJson(res, 200, completionBody(req, r, id), headers);
+  };
+  if (r.latency_ms <= 0) {
+    runtime.release(req.model);
+    return send();
+  }
+  d.held.hold(res, req.model, r.latency_ms, send, () => runtime.record(req.model, 'aborted', { task: r.task }));
+}
+
+/** POST /v1/chat/completions: unknown models are a 404, a full model a 429, the rest the engine's. */
+async function chat(d: ChatDeps, httpReq: IncomingMessage, res: ServerResponse): Promise<void> {
+  const { engine, runtime } = d;
+  const req = await readChatRequest(httpReq, runtime);
+  const model = engine.modelProfile(req.model);
+  if (!model) {
+    runtime.record(req.model, 'unknown_model');
+    return sendError(res, 404, 'model_not_found', `The model "${req.model}" does not exist in the simulator profile.`);
+  }
+  if (!runtime.tryAcquire(req.model, model.max_concurrency)) {
+    runtime.record(req.model, 'rate_limited');
+    return sendError(res, 429, 'rate_limit_exceeded', `simulator: more than ${model.max_concurrency} requests in flight for ${req.model}`, retryHeaders(model.retry_after_ms));
+  }
+  const attempt = runtime.nextAttempt(req);
+  let r: EngineResult;
+  try {
+    r = engine.respond(req, attempt);
+  } catch (e) {
+    runtime.release(req.model); // a simulator bug must not eat a concurrency slot
+    throw e;
+  }
+  reply(d, res, req, r, attempt);
+}
+
+function modelEntry(id: string): unknown {
+  return { id, object: 'model', created: CREATED, owned_by: 'reasoning-jury-sim' };
+}
+
+/** Chat completions and the model listing; anything else is a 404 (or 405 for a GET to chat). */
+async function route(d: ChatDeps, httpReq: IncomingMessage, res: ServerResponse): Promise<void> {
+  const path = (httpReq.url ?? '/').split('?')[0]!.replace(/\/+$/, '');
+  if (path === '/v1/chat/completions') {
+    if (httpReq.method !== 'POST') throw new HttpError(405, 'method_not_allowed', 'use POST');
+    return chat(d, httpReq, res);
+  }
+  if (path === '/v1/models' && httpReq.method === 'GET') {
+    return sendJson(res, 200, { object: 'list', data: listedModels(d.engine.profile).map(modelEntry) });
+  }
+  const one = /^\/v1\/models\/(.+)$/.exec(path);
+  if (one && httpReq.method === 'GET') {
+    const id = decodeURIComponent(one[1]!);
+    if (d.engine.modelProfile(id)) return sendJson(res, 200, modelEntry(id));
+    throw new HttpError(404, 'model_not_found', `The model "${id}" does not exist in the simulator profile.`);
+  }
+  throw new HttpError(404, 'not_found', `no route for ${httpReq.method} ${path}`);
+}
+
+export async function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimulator> {
+  const engine = new SimEngine({ profile: opts.profile ?? defaultProfile(), ...(opts.gold ? { gold: opts.gold } : {}), ...(opts.tasks ? { tasks: opts.tasks } : {}) });
+  const runtime = new SimRuntime();
+  const deps: ChatDeps = { engine, runtime, held: new HeldReplies(runtime) };
   const server = createServer((httpReq, res) => {
     runtime.noteAuthorization(httpReq.headers.authorization !== undefined);
-    const path = (httpReq.url ?? '/').split('?')[0]!.replace(/\/+$/, '');
-    const route = async (): Promise<void> => {
-      if (path === '/v1/chat/completions') {
-        if (httpReq.method !== 'POST') throw new HttpError(405, 'method_not_allowed', 'use POST');
-        return chat(httpReq, res);
-      }
-      if (path === '/v1/models' && httpReq.method === 'GET') {
-        return sendJson(res, 200, { object: 'list', data: listedModels(engine.profile).map((id) => ({ id, object: 'model', created: CREATED, owned_by: 'reasoning-jury-sim' })) });
-      }
-      const one = /^\/v1\/models\/(.+)$/.exec(path);
-      if (one && httpReq.method === 'GET') {
-        const id = decodeURIComponent(one[1]!);
-        if (engine.modelProfile(id)) return sendJson(res, 200, { id, object: 'model', created: CREATED, owned_by: 'reasoning-jury-sim' });
-        throw new HttpError(404, 'model_not_found', `The model "${id}" does not exist in the simulator profile.`);
-      }
-      throw new HttpError(404, 'not_found', `no route for ${httpReq.method} ${path}`);
-    };
-    route().catch((e: unknown) => {
+    route(deps, httpReq, res).catch((e: unknown) => {
       if (e instanceof HttpError) sendError(res, e.status, e.code, e.message);
       else sendError(res, 500, 'simulator_bug', `simulator failed: ${(e as Error)?.message ?? String(e)}`);
     });
@@ -229,8 +261,6 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     port: listening.port,
     engine,
     stats: () => runtime.stats(),
-    close: () => listening.close(() => {
-      for (const cancel of [...pending]) cancel();
-    }),
+    close: () => listening.close(() => deps.held.cancelAll()),
   };
 }

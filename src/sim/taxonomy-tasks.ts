@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { ChatRequest } from '../llm/types.js';
-import { loadTaxonomy, type Taxonomy } from '../taxonomy/schema.js';
-import { DraftTree, parseJsonLines, TAXONOMY_BLOCK, type DraftCategory, type DraftLeaf } from '../taxonomy/wire.js';
+import { DraftTree, Taxonomy, type DraftCategory, type DraftLeaf } from '../../schemas/taxonomy.js';
+import { parseJsonLines, TAXONOMY_BLOCK } from '../prompts/taxonomy-wire.js';
+import { defaultTaxonomyPath } from '../util/paths.js';
 import { createRng, type Rng } from '../util/prng.js';
 import { createMatcher, type Matcher } from './taxonomy-match.js';
 
@@ -65,7 +67,8 @@ function matcherFor(key: string, build: () => Matcher): Matcher {
 let bank: { taxonomy: Taxonomy; leaves: Matcher; categoryOf: Map<string, string> } | null = null;
 function conceptBank() {
   if (bank) return bank;
-  const taxonomy = loadTaxonomy();
+  // The shipped taxonomy is the simulator's concept bank (read as loadTaxonomy() reads it).
+  const taxonomy = Taxonomy.parse(JSON.parse(readFileSync(defaultTaxonomyPath(), 'utf8')));
   const nodes = taxonomy.categories.flatMap((c) => c.leaves.map((l) => ({ id: l.id, name: l.name, description: `${l.description} ${c.name}` })));
   const categoryOf = new Map(taxonomy.categories.flatMap((c) => c.leaves.map((l) => [l.id, c.id] as const)));
   return (bank = { taxonomy, leaves: createMatcher(nodes), categoryOf });

@@ -1,19 +1,15 @@
 import { z } from 'zod';
-import type { Taxonomy } from './schema.js';
+import { DraftCategory, DraftLeaf, DraftTree, type Taxonomy } from '../../schemas/taxonomy.js';
+import { parseJsonLines, TAXONOMY_BLOCK } from '../prompts/taxonomy-wire.js';
 
 /**
- * What taxonomy prompts carry and what the model answers, in one place: the prompt builders
- * render these blocks, the simulator parses them back, and the zod schemas below check replies.
- * Blocks are one JSON object per line so a model (or the simulator) can read them line by line.
+ * What taxonomy prompts carry and what the model answers: the prompt builders render these
+ * blocks and the zod schemas below check replies. The block labels, the JSON-lines reader and
+ * the draft-tree contract sit in lower layers (src/prompts/taxonomy-wire.ts,
+ * schemas/taxonomy.ts) so the simulator can read them without the taxonomy package.
  */
 
-export const TAXONOMY_BLOCK = {
-  leaves: 'TAXONOMY LEAVES',
-  defects: 'DEFECTS TO LABEL',
-  current: 'CURRENT TAXONOMY',
-  batch: 'NEW DEFECTS',
-  draft: 'DRAFT TAXONOMY',
-} as const;
+export { DraftCategory, DraftLeaf, DraftTree, parseJsonLines, TAXONOMY_BLOCK };
 
 /** Longest defect description shown to the model; the rest rarely changes the kind of mistake. */
 export const MAX_DESCRIPTION_CHARS = 600;
@@ -49,30 +45,6 @@ export interface DefectLine {
 export function renderDefectLines(defects: readonly DefectLine[]): string {
   return defects.map((d) => JSON.stringify({ key: d.key, ...(d.severity ? { severity: d.severity } : {}), description: clip(d.description, MAX_DESCRIPTION_CHARS) })).join('\n');
 }
-
-/** Parses a block of JSON lines; lines that are not objects are skipped. */
-export function parseJsonLines(block: string): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [];
-  for (const line of block.split('\n')) {
-    if (!line.trim()) continue;
-    try {
-      const v: unknown = JSON.parse(line);
-      if (v && typeof v === 'object' && !Array.isArray(v)) out.push(v as Record<string, unknown>);
-    } catch {
-      // not ours: ignore
-    }
-  }
-  return out;
-}
-
-// ---- Draft trees: the unfrozen taxonomy that induction grows and consolidates ----------------
-
-export const DraftLeaf = z.object({ name: z.string().trim().min(1), description: z.string().default('') });
-export type DraftLeaf = z.infer<typeof DraftLeaf>;
-export const DraftCategory = z.object({ name: z.string().trim().min(1), description: z.string().default(''), subcategories: z.array(DraftLeaf).default([]) });
-export type DraftCategory = z.infer<typeof DraftCategory>;
-export const DraftTree = z.object({ categories: z.array(DraftCategory) });
-export type DraftTree = z.infer<typeof DraftTree>;
 
 export function renderTree(tree: DraftTree): string {
   return JSON.stringify({ categories: tree.categories.map((c) => ({ name: c.name, description: c.description, subcategories: c.subcategories.map((s) => ({ name: s.name, description: s.description })) })) }, null, 1);

@@ -19,3 +19,8 @@ export function packageRoot(): string {
     dir = up;
   }
 }
+
+/** The shipped default taxonomy (paper App. J). */
+export function defaultTaxonomyPath(): string {
+  return join(packageRoot(), 'taxonomy', 'default.json');
+}

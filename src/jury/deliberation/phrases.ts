@@ -1,35 +1,5 @@
 /**
- * The two fixed replies the juror-turn prompt asks for. They are filled into the prompt from
- * here and recognised by the termination detectors (and the simulator) from here, so the
- * wording lives in one place.
+ * The two fixed replies of the juror-turn prompt and their recognisers. They live in the prompt
+ * layer (src/prompts/deliberation-wire.ts) so the simulator can read them without the jury.
  */
-export const NOTHING_NEW = 'I have no new arguments to present.';
-export const AGREE_ALL = 'I agree with the panel on every point under discussion.';
-
-function normalise(text: string): string {
-  return text
-    .toLowerCase()
-    .replace(/[“”"'`*_]/g, '')
-    .replace(/\s+/g, ' ')
-    .trim();
-}
-
-const NOTHING_NEW_N = normalise(NOTHING_NEW).replace(/\.$/, '');
-const AGREE_ALL_N = normalise(AGREE_ALL).replace(/\.$/, '');
-
-/** A reply that is the phrase, give or take a few words of courtesy around it. */
-function isPhrase(message: string, phrase: string): boolean {
-  const m = normalise(message);
-  const at = m.indexOf(phrase);
-  if (at < 0) return false;
-  const rest = (m.slice(0, at) + ' ' + m.slice(at + phrase.length)).split(/\s+/).filter((w) => /[a-z0-9]/.test(w));
-  return rest.length <= 12;
-}
-
-export function saysNothingNew(message: string): boolean {
-  return isPhrase(message, NOTHING_NEW_N);
-}
-
-export function saysAgreeAll(message: string): boolean {
-  return isPhrase(message, AGREE_ALL_N);
-}
+export { AGREE_ALL, NOTHING_NEW, saysAgreeAll, saysNothingNew } from '../../prompts/deliberation-wire.js';

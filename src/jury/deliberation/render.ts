@@ -1,23 +1,11 @@
 import type { TranscriptTurn } from '../../../schemas/verdict.js';
 import { renderPanel, type PanelEntry } from '../../prompts/build.js';
+import { DELIB_BLOCK } from '../../prompts/deliberation-wire.js';
 import { frameBlock } from '../../prompts/frame.js';
 import type { ConsensusState } from './schemas.js';
 
-/**
- * Labels of the framed blocks deliberation prompts carry. Every juror statement and turn is
- * framed on its own (not the transcript as one block): a block's tag is a hash of its content
- * and sits in its BEGIN marker, so one growing block would change its first line on every turn
- * and break prefix caching at that point. Per-turn blocks only ever get appended.
- */
-export const DELIB_BLOCK = {
-  opening: 'OPENING STATEMENT',
-  turn: 'PANEL TURN',
-  settled: 'SETTLED FINDINGS',
-  state: 'CONSENSUS STATE',
-  changes: 'STATE CHANGES',
-  instruction: 'MODERATOR INSTRUCTION',
-  outcome: 'DELIBERATION OUTCOME',
-} as const;
+// The block labels live in the prompt layer, where the simulator reads them too.
+export { DELIB_BLOCK };
 
 /** Shown where a list has no entries yet (data, not wording). */
 export const NONE = '(none)';
