@@ -229,7 +229,7 @@ export async function runStage(opts: StageOptions): Promise<StageCounters> {
   for await (const item of opts.source) {
     if (opts.signal?.aborted || fatal) break;
     const seq = ++pulled;
-    const mapped = mapSourceItem(item, config.input.mapping);
+    const mapped = mapSourceItem(item, config.input.mapping, { maxSteps: config.segmentation.max_steps });
     if (mapped.ok && item.ok && item.meta) mapped.record.meta = { ...item.meta, ...mapped.record.meta };
     const chars = mapped.ok ? recordChars(mapped.record) : mapped.rawText.length;
     const token = unitToken(item.position);
