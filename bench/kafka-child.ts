@@ -26,7 +26,7 @@ if (isMainThread) {
   const { S3ObjectStore } = await import('../connectors/s3/object-store.js');
   const { defaultConfigInput, parseConfig } = await import('../src/config/load.js');
   const { runStage } = await import('../src/pipeline/stage.js');
-  const { judgingSteps } = await import('../src/pipeline/steps/index.js');
+  const { intakeSettings, judgingSteps } = await import('../src/pipeline/steps/index.js');
   const { ShardCommitter } = await import('../src/pipeline/shard-commit.js');
   const { openRuntime } = await import('../src/compose/runtime.js');
   const { createSimProvider, defaultProfile, withoutFaults } = await import('../src/sim/index.js');
@@ -52,7 +52,7 @@ if (isMainThread) {
   let tFirst: number | undefined;
   const counters = await runStage({
     source,
-    mapping: config.input.mapping,
+    intake: intakeSettings(config),
     steps: judgingSteps({ config, jury: runtime.jury }),
     committer: new ShardCommitter(store),
     concurrency: 16,

@@ -5,7 +5,7 @@ import { defaultConfigInput, parseConfig } from '../src/config/load.js';
 import { LocalObjectStore } from '../src/pipeline/object-store.js';
 import { ShardCommitter } from '../src/pipeline/shard-commit.js';
 import { runStage } from '../src/pipeline/stage.js';
-import { judgingSteps } from '../src/pipeline/steps/index.js';
+import { intakeSettings, judgingSteps } from '../src/pipeline/steps/index.js';
 import { openRuntime } from '../src/compose/runtime.js';
 import { createSimProvider, defaultProfile, withoutFaults } from '../src/sim/index.js';
 
@@ -31,7 +31,7 @@ if (isMainThread) {
   const t0 = performance.now();
   const counters = await runStage({
     source,
-    mapping: config.input.mapping,
+    intake: intakeSettings(config),
     steps: judgingSteps({ config, jury: runtime.jury }),
     committer: new ShardCommitter(new LocalObjectStore(out)),
     concurrency: 16,

@@ -1,3 +1,7 @@
+/**
+ * The jury config. Each key's meaning lives in its `.describe()` text, which is what
+ * docs/config.md is generated from (`npm run docs:config`; a test fails when the page drifts).
+ */
 import { z } from 'zod';
 import { Impact } from './defect.js';
 import { FilterDecision } from './outputs.js';
@@ -6,103 +10,108 @@ import { JuryMode } from './verdict.js';
 import { KafkaConfig } from './kafka.js';
 import { S3Config } from './s3.js';
 
-/** One OpenAI-compatible server (vLLM, SGLang, Ollama, OpenRouter, OpenAI, the simulator). */
 export const EndpointConfig = z
   .object({
-    /** `openai`: any OpenAI-compatible HTTP server. `simulator`: started in-process by the CLI. `local`: a GGUF model run in-process (llama.cpp). */
-    kind: z.enum(['openai', 'simulator', 'local']).default('openai'),
-    base_url: z.url().optional(),
-    /** Name of the environment variable holding the key; the key itself never enters config. */
-    api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name').optional(),
-    /** Simulator profile file (kind: simulator); the built-in profile when absent. */
-    profile: z.string().optional(),
-    max_concurrency: z.int().positive().default(8),
-    requests_per_second: z.number().positive().optional(),
-    timeout_ms: z.int().positive().default(120_000),
-    max_retries: z.int().nonnegative().default(4),
-    backoff_base_ms: z.int().nonnegative().default(500),
-    backoff_max_ms: z.int().nonnegative().default(30_000),
-    headers: z.record(z.string(), z.string()).default({}),
-    /**
-     * Ask the server to constrain structured replies (jurors, consolidator, moderator): `json_schema`
-     * sends each call's JSON Schema as response_format (vLLM, SGLang, OpenAI, serve-local),
-     * `json_object` asks for JSON mode, `none` relies on the prompt (replies are validated either way).
-     */
-    response_format: z.enum(['none', 'json_object', 'json_schema']).default('none'),
-    /** kind: local — a .gguf file, or a name from `reasoning-jury models list` (e.g. smollm2-135m). */
-    model_path: z.string().min(1).optional(),
-    /** kind: local — inference threads; default 1 under CI, else up to 4 (leaving a core free). */
-    threads: z.int().positive().optional(),
-    /** kind: local — context window in tokens; default the model's training context, capped at 16,384. */
-    context_size: z.int().positive().optional(),
+    kind: z
+      .enum(['openai', 'simulator', 'local'])
+      .default('openai')
+      .describe('`openai`: any OpenAI-compatible HTTP server (vLLM, SGLang, Ollama, OpenRouter, OpenAI). `simulator`: the built-in juror simulator, started in-process by the CLI (no network, no model). `local`: a GGUF model run in-process on llama.cpp.'),
+    base_url: z.url().optional().describe('API root of the server, version path included (e.g. `http://127.0.0.1:8000/v1`). Required for kind `openai`.'),
+    api_key_env: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')
+      .optional()
+      .describe('Name of the environment variable that holds the API key; the key itself never enters the config. Absent (or the variable unset): a placeholder key is sent, which suits an unsecured server.'),
+    profile: z.string().optional().describe('kind `simulator`: simulator profile file (YAML, e.g. `examples/sim-profile.yaml`); the built-in profile when absent.'),
+    max_concurrency: z.int().positive().default(8).describe('Most calls in flight to this endpoint at once; also the size of its HTTP connection pool.'),
+    requests_per_second: z.number().positive().optional().describe('Most request starts per second; every HTTP attempt counts, retries included. Absent: no rate limit.'),
+    timeout_ms: z.int().positive().default(120_000).describe('Longest one attempt may take, reply body included (kind `local`: the model\'s run, not the wait in its queue); a timed-out attempt is retried.'),
+    max_retries: z.int().nonnegative().default(4).describe('Retries after the first attempt for retryable failures (HTTP 408, 409, 429 and 5xx, timeouts, connection errors); 0 = a single attempt.'),
+    backoff_base_ms: z.int().nonnegative().default(500).describe('Base of the exponential backoff: retry n waits a random share (full jitter) of min(`backoff_max_ms`, base × 2^(n−1)), and never less than a Retry-After the server sent.'),
+    backoff_max_ms: z.int().nonnegative().default(30_000).describe('Cap on one backoff delay (a server\'s Retry-After may ask for more, up to 120 s).'),
+    headers: z.record(z.string(), z.string()).default({}).describe('Extra HTTP headers sent with every request (e.g. OpenRouter\'s `X-Title`).'),
+    response_format: z
+      .enum(['none', 'json_object', 'json_schema'])
+      .default('none')
+      .describe('Ask the server to constrain structured replies (jurors, consolidator, moderator): `json_schema` sends each call\'s JSON Schema as response_format (vLLM, SGLang, OpenAI, serve-local), `json_object` asks for JSON mode, `none` relies on the prompt. Replies are validated either way.'),
+    model_path: z.string().min(1).optional().describe('kind `local`: a .gguf file (`~` expanded), or a name from `reasoning-jury models list` (e.g. `smollm2-135m`). Required for kind `local`.'),
+    threads: z.int().positive().optional().describe('kind `local`: inference threads; default 1 under CI, else up to 4 (leaving a core free).'),
+    context_size: z.int().positive().optional().describe('kind `local`: context window in tokens; default the model\'s training context, capped at 16,384.'),
   })
   .strict()
   .superRefine((e, ctx) => {
     if (e.kind === 'openai' && !e.base_url) ctx.addIssue({ code: 'custom', path: ['base_url'], message: 'required for kind "openai"' });
     if (e.kind === 'local' && !e.model_path) ctx.addIssue({ code: 'custom', path: ['model_path'], message: 'required for kind "local"' });
-  });
+  })
+  .describe('One model server, named by its key under `endpoints`; seats refer to it by that name.');
 export type EndpointConfig = z.infer<typeof EndpointConfig>;
 
-/** A model seat on the jury: a juror, the consolidator or the moderator. */
 export const ParticipantConfig = z
   .object({
-    id: z.string().min(1),
-    endpoint: z.string().min(1),
-    model: z.string().min(1),
-    temperature: z.number().min(0).max(2).default(1.0),
-    top_p: z.number().gt(0).max(1).optional(),
-    max_tokens: z.int().positive().optional(),
-    /** Sampling seed; jurors sharing a model get distinct default seeds (independent samples). */
-    seed: z.int().optional(),
-    reasoning_effort: z.enum(['low', 'medium', 'high']).optional(),
-    /** Extra JSON merged into the request body (provider-specific knobs). */
-    extra_body: z.record(z.string(), z.unknown()).optional(),
+    id: z.string().min(1).describe('Seat name, unique among jurors. It names the seat in verdicts, usage rows and the audit log, and seeds its sampling when `seed` is absent.'),
+    endpoint: z.string().min(1).describe('Name of an entry under `endpoints`.'),
+    model: z.string().min(1).describe('Model name sent to the endpoint (for kind `local` only a label); also the key into `prices`.'),
+    temperature: z.number().min(0).max(2).default(1.0).describe('Sampling temperature.'),
+    top_p: z.number().gt(0).max(1).optional().describe('Nucleus sampling; absent: the server\'s default.'),
+    max_tokens: z.int().positive().optional().describe('Most tokens per reply; absent: the server\'s default.'),
+    seed: z.int().optional().describe('Sampling seed. Absent: a stable seed derived from `id`, so jurors sharing a model draw independent samples and a re-run draws the same ones.'),
+    reasoning_effort: z.enum(['low', 'medium', 'high']).optional().describe('Reasoning effort sent to reasoning models (ignored by kind `local`); absent: not sent.'),
+    extra_body: z.record(z.string(), z.unknown()).optional().describe('Extra JSON merged into the request body last, so it can override any field (provider-specific knobs; ignored by kind `local`).'),
   })
-  .strict();
+  .strict()
+  .describe('A model seat: a juror, the consolidator, the moderator or a taxonomy seat.');
 export type ParticipantConfig = z.infer<typeof ParticipantConfig>;
 
-export const PriceConfig = z.object({ input_per_mtok: z.number().nonnegative(), output_per_mtok: z.number().nonnegative() }).strict();
+export const PriceConfig = z
+  .object({
+    input_per_mtok: z.number().nonnegative().describe('USD per million prompt tokens.'),
+    output_per_mtok: z.number().nonnegative().describe('USD per million completion tokens.'),
+  })
+  .strict()
+  .describe('The list price of one model, keyed by the seats\' `model` name.');
 export type PriceConfig = z.infer<typeof PriceConfig>;
+
+/**
+ * The one step cap. It is the default of `segmentation.max_steps` and nothing else caps the
+ * number of steps: record mapping and segmentation both read the configured value.
+ */
+export const DEFAULT_MAX_STEPS = 2000;
 
 export const SegmentationConfig = z
   .object({
-    /** auto: the record's own steps when present, else the paper's regex. */
-    mode: z.enum(['auto', 'regex', 'blank_line', 'given']).default('auto'),
-    /** Records with more steps than this become dead letters instead of huge prompts. */
-    max_steps: z.int().positive().default(2000),
+    mode: z
+      .enum(['auto', 'regex', 'blank_line', 'given'])
+      .default('auto')
+      .describe('`auto`: the record\'s own `steps` when it has them, else `regex`. `regex`: the paper\'s rule (§2.1), a boundary is an end-of-sentence character followed by a blank line. `blank_line`: every blank line is a boundary. `given`: only the record\'s own steps (a record without them is a dead letter).'),
+    max_steps: z
+      .int()
+      .positive()
+      .default(DEFAULT_MAX_STEPS)
+      .describe('The step cap: a record with more steps becomes a dead letter instead of a huge prompt. It applies to a record\'s own `steps` list when the record is read (whatever the mode) and to the steps segmentation produces.'),
   })
-  .strict();
+  .strict()
+  .describe('How a trace becomes numbered steps (`[STEP-n]`). Steps a record carries are used as given and never re-segmented.');
 
 const rate = z.number().min(0).max(1);
 
-/**
- * One filter rule: a single condition and the decision it makes. Rules run in order and the
- * first that matches decides; a record no rule matches gets `default`.
- */
 export const FilterRule = z
   .object({
-    name: z.string().optional(),
-    decision: FilterDecision,
-    /** no verdict could be formed (too few jurors) */
-    error: z.literal(true).optional(),
-    /** the verdict is degraded (a juror or phase 2 failed) */
-    degraded: z.literal(true).optional(),
-    /** some defect is at least this severe */
-    min_impact: Impact.optional(),
-    /** share of steps whose highest severity is fatal */
-    fatal_step_rate_above: rate.optional(),
-    /** share of steps labelled erroneous at the severity threshold */
-    flagged_step_rate_above: rate.optional(),
-    /** jurors disagreed: agreement below this */
-    confidence_below: rate.optional(),
-    /** some juror finding did not make the verdict */
-    has_dissent: z.literal(true).optional(),
+    name: z.string().optional().describe('Name shown in the decision\'s `reason`; absent: `rule <n>` (1-based).'),
+    decision: FilterDecision.describe('What a matching rule decides: `keep`, `drop` or `review`.'),
+    error: z.literal(true).optional().describe('Condition: no verdict could be formed (too few jurors).'),
+    degraded: z.literal(true).optional().describe('Condition: the verdict is degraded (a juror or Phase 2 failed).'),
+    min_impact: Impact.optional().describe('Condition: some consensus defect is at least this severe (`neutral` < `minor` < `major` < `fatal`).'),
+    fatal_step_rate_above: rate.optional().describe('Condition: the share of steps whose highest severity is fatal is above this.'),
+    flagged_step_rate_above: rate.optional().describe('Condition: the share of steps labelled erroneous (at `severity_threshold`) is above this.'),
+    confidence_below: rate.optional().describe('Condition: jury agreement (the verdict\'s confidence) is below this.'),
+    has_dissent: z.literal(true).optional().describe('Condition: some juror finding did not make the verdict.'),
   })
   .strict()
   .superRefine((r, ctx) => {
     const conditions = ['error', 'degraded', 'min_impact', 'fatal_step_rate_above', 'flagged_step_rate_above', 'confidence_below', 'has_dissent'].filter((k) => (r as Record<string, unknown>)[k] !== undefined);
     if (conditions.length !== 1) ctx.addIssue({ code: 'custom', message: `a rule needs exactly one condition, found ${conditions.length ? conditions.join(', ') : 'none'}` });
-  });
+  })
+  .describe('One rule: a `decision` and exactly one condition.');
 export type FilterRule = z.infer<typeof FilterRule>;
 
 export const DEFAULT_FILTER_RULES: z.input<typeof FilterRule>[] = [
@@ -113,97 +122,90 @@ export const DEFAULT_FILTER_RULES: z.input<typeof FilterRule>[] = [
 ];
 
 export const FilterPolicy = z
-  .object({ rules: z.array(FilterRule).default(DEFAULT_FILTER_RULES as FilterRule[]), default: FilterDecision.default('keep') })
-  .strict();
+  .object({
+    rules: z.array(FilterRule).default(DEFAULT_FILTER_RULES as FilterRule[]).describe('Rules in order; the first whose condition holds decides. Each has a `decision` and exactly one condition.'),
+    default: FilterDecision.default('keep').describe('Decision for a record no rule matches.'),
+  })
+  .strict()
+  .describe('Keep / drop / review per record (the `decisions` table): rules run in order, the first that matches decides, and a record no rule matches gets `default`.');
 export type FilterPolicy = z.infer<typeof FilterPolicy>;
 
-/**
- * Taxonomy assignment in the stream (src/taxonomy): each consensus defect gets one leaf of the
- * taxonomy from a model call. The section's presence turns it on unless `enabled: false`.
- */
 export const TaxonomyConfig = z
   .object({
-    enabled: z.boolean().default(true),
-    /** Taxonomy JSON (see taxonomy/default.json); the shipped default (paper App. J) when absent. */
-    file: z.string().optional(),
-    /** Seat that assigns leaves; default: the consolidator's (else first juror's) model at temperature 0. */
-    assigner: ParticipantConfig.optional(),
-    /** Seat for `taxonomy induce`; default: the assigner. */
-    inducer: ParticipantConfig.optional(),
-    /** Defects of one record labelled per call. */
-    batch_size: z.int().positive().max(200).default(8),
-    /** Calls per defect before it is stored as unassigned (invalid or missing answers are retried). */
-    max_rounds: z.int().positive().max(20).default(3),
+    enabled: z.boolean().default(true).describe('`false` keeps the section but turns assignment off.'),
+    file: z.string().optional().describe('Taxonomy JSON (see `taxonomy/default.json`); absent: the shipped default (paper App. J).'),
+    assigner: ParticipantConfig.optional().describe('Seat that assigns leaves; absent: the consolidator\'s (else the first juror\'s) model at temperature 0.'),
+    inducer: ParticipantConfig.optional().describe('Seat for `reasoning-jury taxonomy induce`; absent: the assigner.'),
+    batch_size: z.int().positive().max(200).default(8).describe('Defects of one record labelled per call.'),
+    max_rounds: z.int().positive().max(20).default(3).describe('Calls per defect before it is stored as unassigned (invalid or missing answers are retried).'),
   })
-  .strict();
+  .strict()
+  .describe('Taxonomy assignment in the stream (docs/taxonomy.md): each consensus defect gets one leaf of the taxonomy from a model call. The section\'s presence turns it on unless `enabled: false`.');
 export type TaxonomyConfig = z.infer<typeof TaxonomyConfig>;
 
-/**
- * Adaptive Phase 2 (beyond the paper): skip deliberation when Phase 1 already agrees, and
- * otherwise deliberate only on the findings the jurors disagree about.
- */
 export const AdaptivePolicy = z
   .object({
-    enabled: z.boolean().default(false),
-    /** every successful juror found nothing: the verdict is empty, no Phase 2 call */
-    skip_when_empty: z.boolean().default(true),
-    /** every successful juror cites the same steps with the same severities: no Phase 2 call */
-    skip_when_unanimous: z.boolean().default(true),
-    /** false: jurors citing the same steps agree whatever severities they gave (the highest is kept) */
-    same_severity: z.boolean().default(true),
-    /** findings all jurors agree on go straight to the verdict; only the rest is deliberated */
-    contested_only: z.boolean().default(true),
-    /** cap on logical rounds when deliberating (ends as turn_cap); absent = only max_turns */
-    max_rounds: z.int().positive().optional(),
+    enabled: z.boolean().default(false).describe('Turn the adaptive policy on (the other keys of this section apply only then).'),
+    skip_when_empty: z.boolean().default(true).describe('Every successful juror found nothing: the verdict is empty, no Phase 2 call.'),
+    skip_when_unanimous: z.boolean().default(true).describe('Every successful juror cites the same steps with the same severities: no Phase 2 call.'),
+    same_severity: z.boolean().default(true).describe('`false`: jurors citing the same steps agree whatever severities they gave (the highest is kept).'),
+    contested_only: z.boolean().default(true).describe('Findings all jurors agree on go straight to the verdict; only the rest is deliberated.'),
+    max_rounds: z.int().positive().optional().describe('Cap on logical rounds when deliberating (ends as `turn_cap`); absent: only `max_turns` caps.'),
   })
-  .strict();
+  .strict()
+  .describe('Adaptive Phase 2 (beyond the paper): skip deliberation when Phase 1 already agrees, and otherwise deliberate only on the findings the jurors disagree about.');
 export type AdaptivePolicy = z.infer<typeof AdaptivePolicy>;
 
-/** Deliberation mode (paper §2.2.2, App. C.2, C.3, F); see docs/deliberation.md. */
 export const DeliberationConfig = z
   .object({
-    /** hard cap on juror turns, the backstop behind the moderator's own termination */
-    max_turns: z.int().positive().max(200).default(12),
-    /** most turns the moderator sees at once; when full, its journal restarts with the latest half (openings and its state are always shown) */
-    recent_window: z.int().positive().default(8),
-    /** a juror (or the moderator) failing this many turns in a row is dropped from the record's deliberation */
-    max_consecutive_failures: z.int().positive().default(2),
-    /** word-trigram overlap (0..1) above which a juror's message repeats one of its earlier ones (cycling) */
-    cycle_similarity: z.number().min(0).max(1).default(0.85),
+    max_turns: z.int().positive().max(200).default(12).describe('Hard cap on juror turns, the backstop behind the moderator\'s own termination.'),
+    recent_window: z.int().positive().default(8).describe('Most turns the moderator sees at once; when full, its journal restarts with the latest half (openings and its state are always shown).'),
+    max_consecutive_failures: z.int().positive().default(2).describe('A juror (or the moderator) failing this many turns in a row is dropped from the record\'s deliberation.'),
+    cycle_similarity: z.number().min(0).max(1).default(0.85).describe('Word-trigram overlap above which a juror\'s message repeats one of its earlier ones (cycling).'),
     adaptive: AdaptivePolicy.prefault({}),
   })
-  .strict();
+  .strict()
+  .describe('Deliberation mode (paper §2.2.2, App. C.2, C.3, F; docs/deliberation.md). Used only with `mode: deliberation`; absent: the defaults below.');
 export type DeliberationConfig = z.infer<typeof DeliberationConfig>;
 
 export const JuryConfig = z
   .object({
-    endpoints: z.record(z.string(), EndpointConfig),
-    jurors: z.array(ParticipantConfig).min(1),
-    consolidator: ParticipantConfig.optional(),
-    moderator: ParticipantConfig.optional(),
-    mode: JuryMode.default('consolidation'),
-    /** Phase 1 must have at least this many successful jurors, else the record errors. */
-    min_jurors: z.int().positive().optional(),
-    /** Wall-clock ceiling on the whole Phase 1 fan-out (App. F). */
-    phase1_timeout_ms: z.int().positive().default(600_000),
-    /** Include the defect-propagation rule in the auditor prompt (paper default: on). */
-    propagation: z.boolean().default(true),
-    severity_threshold: Impact.default('minor'),
-    segmentation: SegmentationConfig.default({ mode: 'auto', max_steps: 2000 }),
-    prices: z.record(z.string(), PriceConfig).default({}),
-    cache: z.object({ enabled: z.boolean().default(true), dir: z.string().default('.cache/responses') }).strict().default({ enabled: true, dir: '.cache/responses' }),
-    audit_log: z.object({ path: z.string().nullable().default(null) }).strict().default({ path: null }),
+    endpoints: z.record(z.string(), EndpointConfig).describe('Model servers by name; each seat names one in its `endpoint`.'),
+    jurors: z.array(ParticipantConfig).min(1).describe('Phase 1 seats: each juror judges every trace independently (mode `single` calls only the first).'),
+    consolidator: ParticipantConfig.optional().describe('Phase 2 seat of mode `consolidation` (required there): merges the jurors\' findings into one verdict.'),
+    moderator: ParticipantConfig.optional().describe('Seat that runs the discussion of mode `deliberation` (required there); it never sees the trace.'),
+    mode: JuryMode.default('consolidation').describe('Phase 2: `single` (the first juror alone), `union` (every finding of any juror), `majority` (findings of strictly more than half of the jurors that succeeded), `consolidation` (the consolidator merges the findings), `deliberation` (a moderated discussion, docs/deliberation.md).'),
+    min_jurors: z.int().positive().optional().describe('Phase 1 must have at least this many successful jurors, else the record gets no verdict (`error`). Absent: half of the seated jurors, rounded up.'),
+    phase1_timeout_ms: z.int().positive().default(600_000).describe('Wall-clock ceiling on the whole Phase 1 fan-out of one record (App. F).'),
+    propagation: z.boolean().default(true).describe('Include the defect-propagation rule in the auditor prompt: steps built on an error are flagged with the same severity (paper default: on).'),
+    severity_threshold: Impact.default('minor').describe('Lowest defect severity that labels a step erroneous in the `steps` table (`neutral` < `minor` < `major` < `fatal`).'),
+    segmentation: SegmentationConfig.default({ mode: 'auto', max_steps: DEFAULT_MAX_STEPS }),
+    prices: z.record(z.string(), PriceConfig).default({}).describe('USD per million tokens by model name, for the ledger and the `cost_usd` columns; a model missing here costs 0.'),
+    cache: z
+      .object({
+        enabled: z.boolean().default(true).describe('Replay identical model calls from disk: a re-run with the same seats and prompts makes no model calls. `--no-cache` turns it off for one run.'),
+        dir: z.string().default('.cache/responses').describe('Folder of cached replies, keyed by endpoint URL, model, sampling and prompt.'),
+      })
+      .strict()
+      .default({ enabled: true, dir: '.cache/responses' })
+      .describe('Response cache (operational, not in config_hash).'),
+    audit_log: z
+      .object({ path: z.string().nullable().default(null).describe('JSONL file that every model call is appended to (prompt, reply, usage, outcome); `null`: none. `--audit-log` overrides it.') })
+      .strict()
+      .default({ path: null })
+      .describe('Audit log of model calls (operational, not in config_hash).'),
     filter: FilterPolicy.default({ rules: DEFAULT_FILTER_RULES as FilterRule[], default: 'keep' }),
-    /** Folder of prompt templates overriding the shipped ones (same file names). */
-    prompts_dir: z.string().optional(),
-    input: z.object({ mapping: FieldMapping.default(FieldMapping.parse({})) }).strict().default({ mapping: FieldMapping.parse({}) }),
-    /** Absent = no taxonomy assignment (and config_hash unchanged for configs without it). */
+    prompts_dir: z.string().optional().describe('Folder of prompt templates overriding the shipped ones (same file names, see `prompts/`); a template missing there comes from the shipped set.'),
+    input: z
+      .object({ mapping: FieldMapping.default(FieldMapping.parse({})) })
+      .strict()
+      .default({ mapping: FieldMapping.parse({}) })
+      .describe('How input rows become trace records.'),
+    // Optional rather than defaulted so configs without it keep their config_hash.
     taxonomy: TaxonomyConfig.optional(),
-    /** Absent = the defaults (and config_hash unchanged for configs without it). */
+    // Optional rather than defaulted so configs without it keep their config_hash.
     deliberation: DeliberationConfig.optional(),
-    /** Kafka input/outputs (schemas/kafka.ts); operational, not in config_hash. */
     kafka: KafkaConfig.optional(),
-    /** S3 input/output settings (schemas/s3.ts); operational, not in config_hash. */
     s3: S3Config.optional(),
   })
   .strict()

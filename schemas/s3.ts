@@ -7,19 +7,14 @@ import { z } from 'zod';
 
 export const S3Config = z
   .object({
-    /** Custom endpoint (MinIO, versitygw, Ceph...). Default: $S3_ENDPOINT, else AWS's own. */
-    endpoint: z.url().optional(),
-    /** Default: $AWS_REGION / the shared config, else us-east-1. */
-    region: z.string().min(1).optional(),
-    /** Path-style URLs (http://host/bucket/key). Default: on when an endpoint is set. */
-    force_path_style: z.boolean().optional(),
-    /** Shard files at least this big go up as multipart uploads (invisible until complete). */
-    multipart_threshold_mb: z.number().positive().default(16),
-    /** Part size of multipart uploads; S3 needs at least 5 MB for all but the last part. */
-    part_size_mb: z.number().min(5).default(8),
-    /** Attempts per request, retries included (SDK standard retry mode). */
-    max_attempts: z.int().positive().default(5),
+    endpoint: z.url().optional().describe('Custom endpoint (MinIO, versitygw, Ceph...). Absent: `$S3_ENDPOINT`, else AWS\'s own.'),
+    region: z.string().min(1).optional().describe('AWS region. Absent: `$AWS_REGION`, else `$AWS_DEFAULT_REGION`, else `us-east-1`.'),
+    force_path_style: z.boolean().optional().describe('Path-style URLs (`http://host/bucket/key`). Absent: on when an endpoint is set.'),
+    multipart_threshold_mb: z.number().positive().default(16).describe('Shard files at least this big go up as multipart uploads (invisible until complete).'),
+    part_size_mb: z.number().min(5).default(8).describe('Part size of multipart uploads; S3 needs at least 5 MB for all but the last part.'),
+    max_attempts: z.int().positive().default(5).describe('Attempts per request, retries included (SDK standard retry mode).'),
   })
-  .strict();
+  .strict()
+  .describe('S3 input and output (docs/kafka-s3.md). Credentials come from the AWS SDK\'s standard chain, never from here. Operational: not part of config_hash.');
 export type S3Config = z.infer<typeof S3Config>;
 export type S3ConfigInput = z.input<typeof S3Config>;

@@ -35,17 +35,18 @@ export const TraceRecord = z
   });
 export type TraceRecord = z.infer<typeof TraceRecord>;
 
-/**
- * Where each TraceRecord field lives in the user's own rows. Values are dotted paths into the
- * source object ("data.question"). `meta` lists extra columns copied into record.meta.
- */
-export const FieldMapping = z.object({
-  id: z.string().default('id'),
-  problem: z.string().default('problem'),
-  trace: z.string().default('trace'),
-  steps: z.string().default('steps'),
-  final_solution: z.string().default('final_solution'),
-  meta: z.union([z.array(z.string()), z.string()]).default('meta'),
-  gold: z.string().default('gold'),
-});
+export const FieldMapping = z
+  .object({
+    id: z.string().default('id').describe('Path of the record id (a string; a number is turned into one). Required in every row.'),
+    problem: z.string().default('problem').describe('Path of the problem statement. Required in every row.'),
+    trace: z.string().default('trace').describe('Path of the reasoning trace text, segmented into steps per `segmentation.mode`.'),
+    steps: z.string().default('steps').describe('Path of a list of steps, used as given and never re-segmented (an empty list counts as absent).'),
+    final_solution: z.string().default('final_solution').describe('Path of the final answer (optional; a number is turned into a string).'),
+    meta: z
+      .union([z.array(z.string()), z.string()])
+      .default('meta')
+      .describe('Extra fields kept in the record\'s `meta` (and the shards\' `meta` column): a list of paths, each copied under its path, or one path to an object whose entries are copied.'),
+    gold: z.string().default('gold').describe('Path of gold labels (`error_steps`, `first_error_step`, `final_answer_correct`; benchmarks and `eval`).'),
+  })
+  .describe('Where each record field lives in your rows: dotted paths into each input row (`data.question`); a column literally named `data.question` wins over the nested path. Only the fields you rename need listing.');
 export type FieldMapping = z.infer<typeof FieldMapping>;

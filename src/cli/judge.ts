@@ -28,7 +28,7 @@ Example:
       const text = await readStdin();
       const config = loadJuryConfig(opts);
       // Check the input before starting any simulator or connection.
-      const mapped = mapRecord(parseJsonInput(text, 'a trace record'), config.input.mapping);
+      const mapped = mapRecord(parseJsonInput(text, 'a trace record'), config.input.mapping, { maxSteps: config.segmentation.max_steps });
       if (!mapped.ok) throw new UsageError(`invalid record: ${mapped.error}`);
       const prepared = prepareRecord(mapped.record, config);
       if (!prepared.ok) throw new UsageError(`cannot judge record ${mapped.record.id}: ${prepared.error}`);

@@ -10,7 +10,7 @@ import { isKafkaUrl, isS3Url, openInput, openOutput, type OpenedInput, type Outp
 import { checkOneManifestSettings, RangeSettingsMismatch, readOutputState, type OutputState } from '../compose/resume.js';
 import { ShardCommitter } from '../pipeline/shard-commit.js';
 import { runStage, type StageCounters } from '../pipeline/stage.js';
-import { judgingSteps } from '../pipeline/steps/index.js';
+import { intakeSettings, judgingSteps } from '../pipeline/steps/index.js';
 import { streamEnricher } from '../taxonomy/stream.js';
 import { packageRoot } from '../util/paths.js';
 import { UsageError } from './io.js';
@@ -89,7 +89,7 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
     return await runStage({
       source: input.source,
       sinks: input.sinks,
-      mapping: config.input.mapping,
+      intake: intakeSettings(config),
       steps,
       committer: new ShardCommitter(output.store, { formats: opts.formats }),
       committed: done.ranges,

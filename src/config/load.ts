@@ -76,12 +76,16 @@ function canonical(v: unknown): unknown {
   return v;
 }
 
+/** Top-level sections left out of config_hash: where and how to run, not what a verdict says. */
+export const OPERATIONAL_KEYS = ['endpoints', 'prices', 'cache', 'audit_log', 'kafka', 's3'] as const satisfies ReadonlyArray<keyof JuryConfig>;
+
 /**
  * Hash of what shapes a verdict: seats, models, sampling, mode and thresholds. Operational
  * settings (cache and audit paths, limits, retries, base URLs) are left out so moving an
  * endpoint or a folder does not change it.
  */
 export function configHash(c: JuryConfig): string {
-  const { cache: _c, audit_log: _a, endpoints: _e, prices: _p, kafka: _k, s3: _s, ...shaping } = c;
+  const operational = new Set<string>(OPERATIONAL_KEYS);
+  const shaping = Object.fromEntries(Object.entries(c).filter(([k]) => !operational.has(k)));
   return createHash('sha256').update(JSON.stringify(canonical(shaping))).digest('hex').slice(0, 16);
 }

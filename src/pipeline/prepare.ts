@@ -1,7 +1,7 @@
 import type { JuryConfig } from '../../schemas/config.js';
 import type { TraceRecord } from '../../schemas/trace.js';
 import type { JudgeInput } from '../jury/judge.js';
-import { segmentRecord, SegmentationError } from '../segment/index.js';
+import { segmentRecord, SegmentationError, stepCapReason } from '../segment/index.js';
 
 export type Prepared = { ok: true; input: JudgeInput } | { ok: false; error: string };
 
@@ -17,8 +17,7 @@ export function prepareRecord(record: TraceRecord, config: Pick<JuryConfig, 'seg
     if (err instanceof SegmentationError) return { ok: false, error: `segmentation: ${err.message}` };
     throw err;
   }
-  if (steps.length > config.segmentation.max_steps) {
-    return { ok: false, error: `segmentation: ${steps.length} steps, over the limit of ${config.segmentation.max_steps} (segmentation.max_steps)` };
-  }
+  const overCap = stepCapReason(steps.length, config.segmentation.max_steps);
+  if (overCap !== null) return { ok: false, error: overCap };
   return { ok: true, input: { id: record.id, problem: record.problem, steps, final_solution: record.final_solution } };
 }

@@ -5,8 +5,10 @@
  * (dotted paths). Limits stop absurd inputs before they reach the jury (token cost, memory).
  */
 import { z } from 'zod';
+import { DEFAULT_MAX_STEPS } from '../../schemas/config.js';
 import { FieldMapping, TraceRecord } from '../../schemas/trace.js';
 import type { SourcePosition } from '../../schemas/trace.js';
+import { stepCapReason } from '../segment/index.js';
 import {
   DEFAULT_MAX_RAW_TEXT_BYTES,
   formatLimit,
@@ -19,7 +21,11 @@ import {
 export interface MappingLimits {
   /** Max UTF-8 bytes of `trace`, and separately of all `steps` together. */
   maxTraceBytes: number;
-  /** Max number of steps. */
+  /**
+   * Max number of steps in a record's own list: the step cap, `segmentation.max_steps`, checked
+   * here too so an oversized list is refused before it is parsed (callers pass the configured
+   * value; the default is the config's default).
+   */
   maxSteps: number;
   /** Max UTF-8 bytes of `problem` and of `final_solution`. */
   maxFieldBytes: number;
@@ -29,7 +35,7 @@ export interface MappingLimits {
 
 export const DEFAULT_MAPPING_LIMITS: Readonly<MappingLimits> = Object.freeze({
   maxTraceBytes: 8 * 1024 * 1024,
-  maxSteps: 10_000,
+  maxSteps: DEFAULT_MAX_STEPS,
   maxFieldBytes: 1024 * 1024,
   maxMetaBytes: 1024 * 1024,
 });
@@ -132,8 +138,9 @@ function checkLimits(c: Record<string, unknown>, limits: MappingLimits): string[
     if (b > limits.maxTraceBytes) over('trace', b, limits.maxTraceBytes);
   }
   if (Array.isArray(c.steps)) {
-    if (c.steps.length > limits.maxSteps) {
-      errors.push(`steps has ${c.steps.length} entries, over the ${limits.maxSteps} limit`);
+    const overCap = stepCapReason(c.steps.length, limits.maxSteps);
+    if (overCap !== null) {
+      errors.push(overCap);
     } else {
       let total = 0;
       for (const s of c.steps) if (typeof s === 'string') total += utf8Bytes(s);

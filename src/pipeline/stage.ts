@@ -9,7 +9,6 @@
  * rows or as a dead letter with its reason; nothing is dropped silently.
  */
 import PQueue from 'p-queue';
-import type { FieldMapping } from '../../schemas/trace.js';
 import { countRange, countRecord, newCounters, type StageCounters } from './counters.js';
 import type { Envelope } from './envelope.js';
 import { unitToken } from './positions.js';
@@ -20,15 +19,15 @@ import type { ShardCommitter } from './shard-commit.js';
 import type { RangeSink } from './sink.js';
 import type { CommittedRanges, Source, SourceItem, UnitControl } from './source.js';
 import { runSteps, type PipelineStep } from './step.js';
-import { intake } from './steps/map.js';
+import { intake, type IntakeSettings } from './steps/map.js';
 import { Window } from './window.js';
 
 export type { StageCounters } from './counters.js';
 
 export interface StageOptions {
   source: Source;
-  /** where the record's fields live in the source rows (config.input.mapping) */
-  mapping: FieldMapping;
+  /** how a source row becomes a record (./steps/map.ts `intakeSettings(config)`) */
+  intake: IntakeSettings;
   /** what happens to a record after intake, in order (./steps/index.ts `judgingSteps`) */
   steps: readonly PipelineStep[];
   committer: ShardCommitter;
@@ -87,7 +86,7 @@ class Stage {
   private async admit(item: SourceItem): Promise<void> {
     const token = unitToken(item.position);
     const generation = this.generations.get(token) ?? 0;
-    const { env, chars } = intake(item, this.opts.mapping);
+    const { env, chars } = intake(item, this.opts.intake);
     if (this.window.inUse >= this.window.size) this.breakStall();
     // Take the slot before assigning, and assign and buffer with no await in between.
     await this.window.acquire();

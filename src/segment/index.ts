@@ -47,6 +47,15 @@ export function segmentRecord(rec: { trace?: string | undefined; steps?: string[
   return texts.map((text, i) => ({ index: i + 1, text }));
 }
 
+/**
+ * The step cap (`segmentation.max_steps`): the dead-letter reason when `steps` exceeds it, else
+ * null. Record mapping checks a record's own steps list with it and segmentation the steps it
+ * produced, so a record over the cap reads the same wherever it is caught.
+ */
+export function stepCapReason(steps: number, maxSteps: number): string | null {
+  return steps > maxSteps ? `segmentation: ${steps} steps, over the limit of ${maxSteps} (segmentation.max_steps)` : null;
+}
+
 export function stepMarker(index: number): string {
   return `[STEP-${index}]`;
 }

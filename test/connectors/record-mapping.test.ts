@@ -98,9 +98,10 @@ describe('mapRecord', () => {
     expect(err({ id: 'a', problem: 'p', steps: Array(3).fill('y'.repeat(3 * 1024 * 1024)) })).toBe(
       'steps is 9.0 MB, over the 8 MB limit',
     );
-    expect(err({ id: 'a', problem: 'p', steps: Array(10_001).fill('s') })).toBe('steps has 10001 entries, over the 10000 limit');
+    // The step cap is segmentation.max_steps (default 2000), with the reason segmentation gives.
+    expect(err({ id: 'a', problem: 'p', steps: Array(2_001).fill('s') })).toBe('segmentation: 2001 steps, over the limit of 2000 (segmentation.max_steps)');
     expect(err({ id: 'a', problem: 'p', steps: ['a', 'b', 'c'] }, undefined, { maxSteps: 2 })).toBe(
-      'steps has 3 entries, over the 2 limit',
+      'segmentation: 3 steps, over the limit of 2 (segmentation.max_steps)',
     );
     expect(err({ id: 'a', problem: 'p'.repeat(2 * 1024 * 1024), trace: 't' })).toBe('problem is 2.0 MB, over the 1 MB limit');
     expect(err({ id: 'a', problem: 'p', trace: 't', meta: { blob: 'm'.repeat(1.5 * 1024 * 1024) } })).toBe(

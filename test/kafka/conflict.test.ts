@@ -19,7 +19,7 @@ import { commitRange } from '../../src/pipeline/range-commit.js';
 import { RangeWriter } from '../../src/pipeline/range-writer.js';
 import type { RangeOutcome, Source } from '../../src/pipeline/source.js';
 import { runStage } from '../../src/pipeline/stage.js';
-import { judgingSteps } from '../../src/pipeline/steps/index.js';
+import { intakeSettings, judgingSteps } from '../../src/pipeline/steps/index.js';
 import { openRuntime } from '../../src/compose/runtime.js';
 import { createSimProvider, defaultProfile, withoutFaults } from '../../src/sim/index.js';
 import { kafkaFixture, offsetsBehindShards, type KafkaFixture } from './helpers/fixture.js';
@@ -125,7 +125,7 @@ describe('KafkaSource re-reads a partition after a conflicting range appears', (
     const runtime = await openRuntime({ config, auditLogPath: null, providerFor: () => sim });
     await source.start();
     try {
-      await runStage({ source, mapping: config.input.mapping, steps: judgingSteps({ config, jury: runtime.jury }), committer: new ShardCommitter(store), concurrency: 8, range: { maxRecords: 100, maxChars: 1 << 30, sequentialUnits: false }, log: (l) => logs.push(l) });
+      await runStage({ source, intake: intakeSettings(config), steps: judgingSteps({ config, jury: runtime.jury }), committer: new ShardCommitter(store), concurrency: 8, range: { maxRecords: 100, maxChars: 1 << 30, sequentialUnits: false }, log: (l) => logs.push(l) });
     } finally {
       await source.close();
       await runtime.close();

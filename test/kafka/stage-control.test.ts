@@ -10,7 +10,7 @@ import { ShardCommitter } from '../../src/pipeline/shard-commit.js';
 import { manifestKey } from '../../src/pipeline/layout.js';
 import { readCommittedRows } from '../../src/pipeline/shard-read.js';
 import { runStage, type StageOptions } from '../../src/pipeline/stage.js';
-import { judgingSteps } from '../../src/pipeline/steps/index.js';
+import { intakeSettings, judgingSteps } from '../../src/pipeline/steps/index.js';
 
 const bad = (unit: string, offset: number): SourceItem => ({ position: { source: 'kafka', unit, offset }, ok: false, error: 'bad', rawText: `x${offset}`, rawTextTruncated: false });
 
@@ -24,7 +24,7 @@ function scripted(script: (ctl: () => UnitControl) => AsyncGenerator<SourceItem>
 
 const config = defaultConfig();
 // Every item here is a dead letter at intake, so the jury is never asked.
-const stageOf = (source: Source) => ({ source, mapping: config.input.mapping, steps: judgingSteps({ config, jury: {} as never }) });
+const stageOf = (source: Source) => ({ source, intake: intakeSettings(config), steps: judgingSteps({ config, jury: {} as never }) });
 
 async function run(source: Source, range: StageOptions['range'], window?: number) {
   const store = new MemoryObjectStore();

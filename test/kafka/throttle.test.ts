@@ -10,7 +10,7 @@ import type { ObjectStore } from '../../src/pipeline/object-store.js';
 import { defaultConfigInput, parseConfig } from '../../src/config/load.js';
 import { ShardCommitter } from '../../src/pipeline/shard-commit.js';
 import { runStage } from '../../src/pipeline/stage.js';
-import { judgingSteps } from '../../src/pipeline/steps/index.js';
+import { intakeSettings, judgingSteps } from '../../src/pipeline/steps/index.js';
 import { readCommittedRows } from '../../src/pipeline/shard-read.js';
 import { openRuntime } from '../../src/compose/runtime.js';
 import { createSimProvider, defaultProfile, withoutFaults } from '../../src/sim/index.js';
@@ -72,7 +72,7 @@ describe('Kafka -> throttled S3 sink', () => {
     await source.start();
     let committedSoFar = 0;
     const window = 2 * 100 + 16; // the stage's default window for these settings
-    const stage = runStage({ source, mapping: config.input.mapping, steps: judgingSteps({ config, jury: runtime.jury }), committer: new ShardCommitter(store), concurrency: 16, range: { maxRecords: 100, maxChars: 64 * MB, sequentialUnits: false }, signal: stop.signal, onProgress: (c) => (committedSoFar = c.records_committed) });
+    const stage = runStage({ source, intake: intakeSettings(config), steps: judgingSteps({ config, jury: runtime.jury }), committer: new ShardCommitter(store), concurrency: 16, range: { maxRecords: 100, maxChars: 64 * MB, sequentialUnits: false }, signal: stop.signal, onProgress: (c) => (committedSoFar = c.records_committed) });
     await new Promise((r) => setTimeout(r, 12_000));
     const yieldedWhileThrottled = source.progress().items;
     const committedAtStop = committedSoFar;

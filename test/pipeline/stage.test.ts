@@ -8,7 +8,7 @@ import { LocalObjectStore } from '../../src/pipeline/object-store.js';
 import { ShardCommitter } from '../../src/pipeline/shard-commit.js';
 import { readCommittedRows } from '../../src/pipeline/shard-read.js';
 import { runStage } from '../../src/pipeline/stage.js';
-import { judgingSteps } from '../../src/pipeline/steps/index.js';
+import { intakeSettings, judgingSteps } from '../../src/pipeline/steps/index.js';
 import { openRuntime } from '../../src/compose/runtime.js';
 import { createSimProvider, defaultProfile, withoutFaults } from '../../src/sim/index.js';
 import { syntheticRecords } from '../../src/sim/synthetic.js';
@@ -41,7 +41,7 @@ async function runInstant(n: number, maxRecords: number, concurrency: number, tr
   const source = trickleMs > 0 ? trickle(file, trickleMs) : file;
   const store = new LocalObjectStore(join(dir, 'out'));
   try {
-    const counters = await runStage({ source, mapping: config.input.mapping, steps: judgingSteps({ config, jury: runtime.jury }), committer: new ShardCommitter(store), concurrency, range: { maxRecords, maxChars: 1 << 30, sequentialUnits: true } });
+    const counters = await runStage({ source, intake: intakeSettings(config), steps: judgingSteps({ config, jury: runtime.jury }), committer: new ShardCommitter(store), concurrency, range: { maxRecords, maxChars: 1 << 30, sequentialUnits: true } });
     return { counters, records, verdicts: await readCommittedRows(store, 'verdicts') };
   } finally {
     await source.close();

@@ -7,7 +7,7 @@ import { LocalObjectStore } from '../../src/pipeline/object-store.js';
 import { ShardCommitter } from '../../src/pipeline/shard-commit.js';
 import { readCommittedRows } from '../../src/pipeline/shard-read.js';
 import { runStage } from '../../src/pipeline/stage.js';
-import { judgingSteps } from '../../src/pipeline/steps/index.js';
+import { intakeSettings, judgingSteps } from '../../src/pipeline/steps/index.js';
 import { openRuntime } from '../../src/compose/runtime.js';
 import { parseProfile } from '../../src/sim/profile.js';
 import { createSimProvider } from '../../src/sim/provider.js';
@@ -45,7 +45,7 @@ async function stageRun(taxonomy: Partial<TaxonomySimOptions> | null) {
   const source = await openFileSource(input);
   try {
     const enrich = taxonomy ? createTaxonomyEnricher({ config, gateway: runtime.gateway, prompts: runtime.jury.prompts }).enrich : undefined;
-    await runStage({ source, mapping: config.input.mapping, steps: judgingSteps({ config, jury: runtime.jury, enrich }), committer: new ShardCommitter(store), concurrency: 8, range: { maxRecords: 25, maxChars: 1 << 30, sequentialUnits: true } });
+    await runStage({ source, intake: intakeSettings(config), steps: judgingSteps({ config, jury: runtime.jury, enrich }), committer: new ShardCommitter(store), concurrency: 8, range: { maxRecords: 25, maxChars: 1 << 30, sequentialUnits: true } });
     return {
       defects: await readCommittedRows(store, 'defects'),
       verdicts: await readCommittedRows(store, 'verdicts'),

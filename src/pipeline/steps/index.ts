@@ -28,4 +28,4 @@ export function judgingSteps(deps: JudgingDeps): PipelineStep[] {
   ];
 }
 
-export { intake } from './map.js';
+export { intake, intakeSettings } from './map.js';

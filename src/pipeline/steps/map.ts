@@ -3,10 +3,20 @@
  * when the record is pulled, before the others, because the record's input size decides which
  * range it falls in (src/pipeline/range-planner.ts).
  */
+import type { JuryConfig } from '../../../schemas/config.js';
 import type { FieldMapping, TraceRecord } from '../../../schemas/trace.js';
 import { deadLetter, type Envelope } from '../envelope.js';
 import { mapSourceItem } from '../record-mapping.js';
 import type { SourceItem } from '../source.js';
+
+export interface IntakeSettings {
+  /** where the record's fields live in the source rows */
+  mapping: FieldMapping;
+  /** a record's own steps list over this is a dead letter before it is parsed (segmentation.max_steps) */
+  maxSteps: number;
+}
+
+export const intakeSettings = (config: Pick<JuryConfig, 'input' | 'segmentation'>): IntakeSettings => ({ mapping: config.input.mapping, maxSteps: config.segmentation.max_steps });
 
 export interface Intake {
   env: Envelope;
@@ -18,8 +28,8 @@ function recordChars(r: TraceRecord): number {
   return r.problem.length + (r.trace?.length ?? 0) + (r.steps?.reduce((a, s) => a + s.length, 0) ?? 0) + (r.final_solution?.length ?? 0);
 }
 
-export function intake(item: SourceItem, mapping: FieldMapping): Intake {
-  const mapped = mapSourceItem(item, mapping);
+export function intake(item: SourceItem, settings: IntakeSettings): Intake {
+  const mapped = mapSourceItem(item, settings.mapping, { maxSteps: settings.maxSteps });
   if (!mapped.ok) {
     const dead = deadLetter(item.position, mapped.error, mapped.rawText, mapped.rawTextTruncated);
     return { env: { position: item.position, item, dead }, chars: mapped.rawText.length };
