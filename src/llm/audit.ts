@@ -6,6 +6,7 @@
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Phase } from '../../schemas/usage.js';
+import type { FinishReason } from './finish-reason.js';
 import type { Redactor } from './redact.js';
 import type { ChatMessage } from './types.js';
 
@@ -40,6 +41,8 @@ export interface AuditEntry {
   outcome: AuditOutcome;
   http_status?: number;
   error: string | null;
+  /** why the reply ended, on lines that carry one (ok, reask, invalid_json, truncated, cache_hit) */
+  finish_reason?: FinishReason;
 }
 
 export interface AuditLog {

@@ -7,6 +7,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CallUsage } from '../../schemas/usage.js';
+import { isFinishReason, type FinishReason } from './finish-reason.js';
 import type { ChatMessage, ChatRequest } from './types.js';
 
 /** Bump when the key material or the entry layout changes, so old entries stop matching. */
@@ -64,6 +65,8 @@ export interface CacheEntry {
   raw: string;
   reasoning?: string;
   usage: CallUsage;
+  /** stored only when not `stop`, so entries stay byte-identical to those older code wrote; absent = stop */
+  finish_reason?: FinishReason;
 }
 
 export interface ResponseCache {
@@ -94,7 +97,8 @@ export function createResponseCache(opts: { enabled: boolean; dir: string }): Re
       await mkdir(join(opts.dir, key.slice(0, 2)), { recursive: true });
       // Temp file + rename: a reader (or a crash) never sees half an entry.
       const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-      const body = JSON.stringify({ format: CACHE_FORMAT, key, raw: entry.raw, reasoning: entry.reasoning, usage: entry.usage });
+      const finish = entry.finish_reason === 'stop' ? undefined : entry.finish_reason;
+      const body = JSON.stringify({ format: CACHE_FORMAT, key, raw: entry.raw, reasoning: entry.reasoning, usage: entry.usage, finish_reason: finish });
       try {
         await writeFile(tmp, body, 'utf8');
         await rename(tmp, file);
@@ -119,5 +123,10 @@ function decode(text: string): CacheEntry | null {
   if (o.format !== CACHE_FORMAT || typeof o.raw !== 'string') return null;
   const usage = CallUsage.safeParse(o.usage);
   if (!usage.success) return null;
-  return { raw: o.raw, ...(typeof o.reasoning === 'string' ? { reasoning: o.reasoning } : {}), usage: usage.data };
+  return {
+    raw: o.raw,
+    ...(typeof o.reasoning === 'string' ? { reasoning: o.reasoning } : {}),
+    usage: usage.data,
+    ...(isFinishReason(o.finish_reason) ? { finish_reason: o.finish_reason } : {}),
+  };
 }

@@ -7,13 +7,14 @@
  * - `seed`, `temperature`, `top_p` and `max_tokens` are honoured; the seat's `model` name only
  *   labels the ledger (the endpoint has exactly one model); `reasoning_effort` and `extra_body`
  *   mean nothing to llama.cpp and are ignored;
- * - usage comes from the engine's own tokenizer;
+ * - usage comes from the engine's own tokenizer; the engine's stop reason becomes finish_reason
+ *   (`maxTokens` is `length`, so a structured reply cut short fails as truncated);
  * - `timeout_ms` bounds the model's run, not the wait behind other jurors in its queue.
  */
 import { resolveModelPath } from '../models/cache.js';
 import { defaultThreads, LocalEngineError, type EngineOptions } from './local/engine.js';
 import { acquireEngine, type EngineLease } from './local/registry.js';
-import { ProviderError, type ChatRequest, type ChatResponse, type EndpointConfig, type Provider } from './types.js';
+import { ProviderError, type ChatRequest, type ChatResponse, type EndpointConfig, type FinishReason, type Provider } from './types.js';
 
 export interface LocalProviderOptions {
   env?: NodeJS.ProcessEnv;
@@ -65,7 +66,7 @@ export function createLocalProvider(name: string, endpoint: EndpointConfig, opts
           signal,
           timeoutMs: endpoint.timeout_ms,
         });
-        return { content: g.content, ...(g.reasoning ? { reasoning: g.reasoning } : {}), tokens_in: g.tokens_in, tokens_out: g.tokens_out };
+        return { content: g.content, ...(g.reasoning ? { reasoning: g.reasoning } : {}), finish_reason: finishOf(g.stop_reason), tokens_in: g.tokens_in, tokens_out: g.tokens_out };
       } catch (err) {
         if (err instanceof LocalEngineError) throw new ProviderError(err.message, err.retryable, err.code === 'context_overflow' ? 400 : undefined);
         throw new ProviderError(`local engine: ${(err as Error)?.message ?? String(err)}`, true);
@@ -82,4 +83,12 @@ export function createLocalProvider(name: string, endpoint: EndpointConfig, opts
 
 function reasonText(r: unknown): string {
   return r instanceof Error ? r.message : typeof r === 'string' ? r : 'aborted';
+}
+
+/** node-llama-cpp's stop reasons in the provider contract's words. */
+export function finishOf(stopReason: string): FinishReason {
+  if (stopReason === 'maxTokens') return 'length';
+  if (stopReason === 'functionCalls') return 'tool_calls';
+  if (stopReason === 'abort') return 'other';
+  return 'stop'; // eogToken, stopGenerationTrigger, customStopTrigger
 }

@@ -10,6 +10,7 @@
  */
 import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai';
 import { Agent, fetch as undiciFetch } from 'undici';
+import { toFinishReason } from './finish-reason.js';
 import { createRedactor, type Redactor } from './redact.js';
 import { ProviderError, type ChatRequest, type ChatResponse, type EndpointConfig, type Provider } from './types.js';
 
@@ -126,6 +127,7 @@ function toResponse(completion: OpenAI.Chat.ChatCompletion, redactor: Redactor):
   return {
     content,
     ...(reasoning ? { reasoning } : {}),
+    finish_reason: toFinishReason(choice.finish_reason),
     tokens_in: nonNegInt(completion.usage?.prompt_tokens),
     tokens_out: nonNegInt(completion.usage?.completion_tokens),
   };

@@ -1,6 +1,9 @@
 import type { ZodType } from 'zod';
 import type { EndpointConfig, ParticipantConfig } from '../../schemas/config.js';
 import type { CallUsage, Phase } from '../../schemas/usage.js';
+import type { FinishReason } from './finish-reason.js';
+
+export type { FinishReason };
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant';
@@ -24,16 +27,19 @@ export interface ChatRequest {
   json_schema?: Record<string, unknown>;
 }
 
+/** What a provider returns for one completion: the reply, why it ended, and its usage. */
 export interface ChatResponse {
   content: string;
   /** Reasoning text when the endpoint returns it (reasoning_content / reasoning). */
   reasoning?: string;
+  /** Why generation stopped; providers fill it, an absent one reads as `stop` (stand-ins in tests). */
+  finish_reason?: FinishReason;
   tokens_in: number;
   tokens_out: number;
 }
 
 /**
- * The one door to a model. Implementations: OpenAI-compatible HTTP, (later) a local engine.
+ * The one door to a model. Implementations: OpenAI-compatible HTTP, the local engine, the simulator.
  * `complete` throws ProviderError for failures; `retryable` and `retryAfterMs` steer the retry loop.
  */
 export interface Provider {
@@ -90,6 +96,8 @@ export interface CallResult<T> {
   usage: CallUsage;
   /** true when served from the response cache (never part of a verdict, so replays stay identical). */
   cached: boolean;
+  /** why the (last) reply ended; the gateway always fills it, cache hits of old entries say `stop` */
+  finish_reason?: FinishReason;
 }
 
 /** A failed logical call; usage covers all attempts so the ledger still counts them. */
@@ -100,6 +108,28 @@ export class ModelCallError extends Error {
   ) {
     super(message);
     this.name = 'ModelCallError';
+  }
+}
+
+/** The reason a structured call gives when its reply was cut at max_tokens: never repaired or re-asked. */
+export const TRUNCATED_REASON = 'truncated at max_tokens';
+
+/**
+ * A structured call that got replies but no valid object: the last reply was truncated, or still
+ * invalid after the one re-ask. Still a ModelCallError (usage covers every attempt), so callers
+ * that only know ModelCallError keep working; `reason` is the message without who failed.
+ */
+export class NoObjectGeneratedError extends ModelCallError {
+  readonly text: string;
+  readonly finishReason: FinishReason;
+  readonly reason: string;
+
+  constructor(message: string, usage: CallUsage, details: { text: string; finishReason: FinishReason; reason: string }) {
+    super(message, usage);
+    this.name = 'NoObjectGeneratedError';
+    this.text = details.text;
+    this.finishReason = details.finishReason;
+    this.reason = details.reason;
   }
 }
 

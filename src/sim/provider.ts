@@ -100,7 +100,7 @@ export function createSimProvider(opts: SimProviderOptions = {}): SimProvider {
         }
       }
       runtime.record(req.model, 'ok', { task: r.task, format: r.format });
-      return { content: r.content, ...(r.reasoning !== undefined ? { reasoning: r.reasoning } : {}), tokens_in: r.tokens_in, tokens_out: r.tokens_out };
+      return { content: r.content, ...(r.reasoning !== undefined ? { reasoning: r.reasoning } : {}), finish_reason: r.finish_reason, tokens_in: r.tokens_in, tokens_out: r.tokens_out };
     } finally {
       runtime.release(req.model);
     }

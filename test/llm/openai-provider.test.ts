@@ -65,7 +65,7 @@ describe('openai provider', () => {
       { ...req, temperature: 0.7, top_p: 0.9, max_tokens: 256, seed: 42, reasoning_effort: 'high', extra_body: { top_k: 20, chat_template_kwargs: { thinking: true } } },
       new AbortController().signal,
     );
-    expect(res).toEqual({ content: 'hello', reasoning: 'I thought', tokens_in: 11, tokens_out: 3 });
+    expect(res).toEqual({ content: 'hello', reasoning: 'I thought', finish_reason: 'stop', tokens_in: 11, tokens_out: 3 });
     const got = server.requests[0]!;
     expect(got.headers.authorization).toBe(`Bearer ${SENTINEL}`);
     expect(got.headers['x-team']).toBe('jury');

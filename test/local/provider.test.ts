@@ -49,7 +49,7 @@ describe('local provider', () => {
     });
     const schema = { type: 'object', properties: { negatives: { type: 'array' } }, required: ['negatives'] };
     const r = await p.complete({ model: 'any-name', messages: [{ role: 'user', content: 'hi' }], temperature: 0.7, top_p: 0.9, max_tokens: 64, seed: 42, json_schema: schema, extra_body: { ignored: true } }, never);
-    expect(r).toEqual({ content: '{"negatives":[]}', reasoning: 'thinking', tokens_in: 321, tokens_out: 9 });
+    expect(r).toEqual({ content: '{"negatives":[]}', reasoning: 'thinking', finish_reason: 'stop', tokens_in: 321, tokens_out: 9 });
     expect(seen).toEqual([{ modelPath: modelFile, threads: 2, contextSize: 1024 }]);
     expect(engine.calls[0]).toMatchObject({ messages: [{ role: 'user', content: 'hi' }], jsonSchema: schema, temperature: 0.7, topP: 0.9, maxTokens: 64, seed: 42, timeoutMs: 5000 });
     // Loaded once, released on close.

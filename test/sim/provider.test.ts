@@ -28,8 +28,8 @@ describe('in-process simulator provider', () => {
     const s = await startSimulator({ profile, gold });
     try {
       const res = await fetch(`${s.url}/chat/completions`, { method: 'POST', body: JSON.stringify(req) });
-      const body = (await res.json()) as { choices: Array<{ message: { content: string; reasoning_content: string } }>; usage: { prompt_tokens: number; completion_tokens: number } };
-      expect(got).toEqual({ content: body.choices[0]!.message.content, reasoning: body.choices[0]!.message.reasoning_content, tokens_in: body.usage.prompt_tokens, tokens_out: body.usage.completion_tokens });
+      const body = (await res.json()) as { choices: Array<{ message: { content: string; reasoning_content: string }; finish_reason: string }>; usage: { prompt_tokens: number; completion_tokens: number } };
+      expect(got).toEqual({ content: body.choices[0]!.message.content, reasoning: body.choices[0]!.message.reasoning_content, finish_reason: body.choices[0]!.finish_reason, tokens_in: body.usage.prompt_tokens, tokens_out: body.usage.completion_tokens });
     } finally {
       await s.close();
     }

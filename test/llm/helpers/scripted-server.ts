@@ -16,6 +16,8 @@ export interface Reply {
   reasoning?: string;
   tokens_in?: number;
   tokens_out?: number;
+  /** choices[0].finish_reason as the server sends it (default "stop") */
+  finish_reason?: string | null;
   /** wait before answering */
   delayMs?: number;
   /** never answer (until the client gives up or the server closes) */
@@ -56,7 +58,7 @@ export function completion(r: Reply, model: string): Record<string, unknown> {
     object: 'chat.completion',
     created: 1_700_000_000,
     model,
-    choices: [{ index: 0, message, finish_reason: 'stop' }],
+    choices: [{ index: 0, message, finish_reason: r.finish_reason === undefined ? 'stop' : r.finish_reason }],
     usage: { prompt_tokens: r.tokens_in ?? 0, completion_tokens: r.tokens_out ?? 0, total_tokens: (r.tokens_in ?? 0) + (r.tokens_out ?? 0) },
   };
 }

@@ -1,0 +1,63 @@
+/**
+ * The innermost call handler: binds a logical call that missed the cache to its endpoint (one
+ * meter, one clock, the caller's signal linked to the gateway's shutdown) and runs generateObject
+ * or generateText over it. Failures become ModelCallErrors whose message says who failed and is
+ * redacted; their usage covers every attempt so the ledger still counts them.
+ */
+import { generateObject, generateText, type CallModel } from './generate.js';
+import { newMeter, usageOf, type CostFn } from './layers/usage.js';
+import type { CallHandler, CallInfo, Completion, ModelCall } from './model.js';
+import { ModelCallError, NoObjectGeneratedError, type CallResult } from './types.js';
+
+export interface CoreDeps {
+  /** aborted by Gateway.close(): nothing queued or in flight outlives the gateway */
+  shutdown: AbortSignal;
+  costOf: CostFn;
+  redact: (s: string) => string;
+  now: () => number;
+}
+
+export function callCore(deps: CoreDeps): CallHandler {
+  return async <T>(call: ModelCall<T>): Promise<CallResult<T>> => {
+    const link = linkSignals(call.signal, deps.shutdown);
+    try {
+      const model = bindCall(call, link.signal, deps);
+      if (call.schema) return await generateObject(model, { request: call.request, schema: call.schema, schemaName: call.schemaName ?? 'object' });
+      return (await generateText(model, call.request)) as CallResult<T>;
+    } finally {
+      link.release();
+    }
+  };
+}
+
+function bindCall(call: ModelCall<unknown>, signal: AbortSignal, deps: CoreDeps): CallModel {
+  const info: CallInfo = { ctx: call.ctx, seat: call.seat, kind: call.kind, meter: newMeter() };
+  const t0 = deps.now();
+  const usage = (outcome: 'ok' | 'error') => usageOf(info, deps.costOf, deps.now() - t0, outcome);
+  return {
+    turn: (req, turn, check) => call.endpoint.turn(req, { call: info, turn, signal, ...(check ? { check } : {}) }),
+    usage,
+    fail(reason: string, reply?: Completion): ModelCallError {
+      const u = usage('error');
+      const { ctx, seat } = call;
+      const message = deps.redact(`${ctx.participant} (${seat.model}@${seat.endpoint}, ${ctx.phase}) failed after ${u.attempts} attempt(s): ${reason}`);
+      if (!reply) return new ModelCallError(message, u);
+      return new NoObjectGeneratedError(message, u, { text: reply.content, finishReason: reply.finish_reason, reason: deps.redact(reason) });
+    },
+  };
+}
+
+/** One signal that aborts when either input does; listeners are removed by release(). */
+export function linkSignals(a: AbortSignal | undefined, b: AbortSignal): { signal: AbortSignal; release: () => void } {
+  const ctl = new AbortController();
+  const sources = a ? [a, b] : [b];
+  const onAbort = (ev: Event) => ctl.abort((ev.target as AbortSignal).reason);
+  for (const s of sources) {
+    if (s.aborted) {
+      ctl.abort(s.reason);
+      break;
+    }
+    s.addEventListener('abort', onAbort, { once: true });
+  }
+  return { signal: ctl.signal, release: () => sources.forEach((s) => s.removeEventListener('abort', onAbort)) };
+}

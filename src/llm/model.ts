@@ -1,0 +1,113 @@
+/**
+ * The contract between the gateway's layers. Two levels, each a function that layers wrap:
+ *
+ *   Attempt      one HTTP attempt:  retry > usage > audit > redact > limit > provider
+ *   CallHandler  one logical call:  ledger > audit (cache hits) > cache > generate
+ *
+ * An attempt layer takes the next Attempt and returns one; the retry layer turns an Attempt into
+ * a TurnModel (one turn, retries included), which generateObject / generateText drive.
+ */
+import type { ZodType } from 'zod';
+import type { EndpointConfig } from '../../schemas/config.js';
+import type { FinishReason } from './finish-reason.js';
+import type { CallContext, CallResult, ChatRequest, ChatResponse, ParticipantConfig, Provider } from './types.js';
+
+/** A provider's reply after normalisation: finish_reason is always known. */
+export interface Completion {
+  content: string;
+  reasoning?: string;
+  finish_reason: FinishReason;
+  tokens_in: number;
+  tokens_out: number;
+}
+
+/** Counters of one logical call, across its retries and its re-ask. */
+export interface CallMeter {
+  attempts: number;
+  tokens_in: number;
+  tokens_out: number;
+}
+
+/** What every layer may know about the logical call an attempt belongs to. */
+export interface CallInfo {
+  ctx: CallContext;
+  seat: ParticipantConfig;
+  /** "text" or "structured:<schemaName>" */
+  kind: string;
+  meter: CallMeter;
+}
+
+/** How a structured call judged a reply the moment it arrived (for the audit line). */
+export interface ReplyCheck {
+  outcome: 'ok' | 'reask' | 'invalid_json' | 'error';
+  error: string | null;
+}
+
+export interface TurnInfo {
+  call: CallInfo;
+  /** "initial", or "reask" for the one corrective turn */
+  turn: 'initial' | 'reask';
+  signal: AbortSignal;
+  /** set by structured calls; absent means every reply is fine as it is */
+  check?: (c: Completion) => ReplyCheck;
+}
+
+export interface AttemptInfo extends TurnInfo {
+  /** whether this attempt failing with `err` will be retried (set by the retry layer) */
+  willRetry(err: unknown): boolean;
+  /** called by the limit layer when the attempt leaves the queue and really starts */
+  onStart?: () => void;
+}
+
+export type Attempt = (req: ChatRequest, a: AttemptInfo) => Promise<Completion>;
+export type AttemptLayer = (next: Attempt) => Attempt;
+/** One turn: attempts with retries until a reply or a final error. */
+export type TurnModel = (req: ChatRequest, t: TurnInfo) => Promise<Completion>;
+
+/** One endpoint as the call layers see it. */
+export interface EndpointHandle {
+  name: string;
+  config: EndpointConfig;
+  turn: TurnModel;
+}
+
+/** One logical call as it travels through the call layers. */
+export interface ModelCall<T> {
+  ctx: CallContext;
+  seat: ParticipantConfig;
+  kind: string;
+  /** fully built from the seat; json_schema included for structured calls */
+  request: ChatRequest;
+  /** structured calls only */
+  schema?: ZodType<T>;
+  schemaName?: string;
+  signal?: AbortSignal;
+  endpoint: EndpointHandle;
+}
+
+export type CallHandler = <T>(call: ModelCall<T>) => Promise<CallResult<T>>;
+export type CallLayer = (next: CallHandler) => CallHandler;
+
+/** The innermost attempt: ask the provider, and normalise what it said. */
+export function providerAttempt(provider: Provider): Attempt {
+  return async (req, a) => toCompletion(await provider.complete(req, a.signal));
+}
+
+export function toCompletion(r: ChatResponse): Completion {
+  return {
+    content: r.content,
+    ...(r.reasoning !== undefined ? { reasoning: r.reasoning } : {}),
+    finish_reason: r.finish_reason ?? 'stop',
+    tokens_in: r.tokens_in,
+    tokens_out: r.tokens_out,
+  };
+}
+
+/** `layers` listed outermost first, as in the picture above. */
+export function stackAttempt(inner: Attempt, layers: readonly AttemptLayer[]): Attempt {
+  return layers.reduceRight((next, layer) => layer(next), inner);
+}
+
+export function stackCalls(inner: CallHandler, layers: readonly CallLayer[]): CallHandler {
+  return layers.reduceRight((next, layer) => layer(next), inner);
+}
