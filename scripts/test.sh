@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, with the services it needs: `npm test` (and .ci/run) call this.
-#   build + type-check  ->  Python venv for interop checks  ->  Kafka + S3 on 127.0.0.1  ->  vitest
+#   build + type-check  ->  folder rules  ->  Python venv for interop checks  ->  Kafka + S3 on 127.0.0.1  ->  vitest
 # Extra arguments go to vitest (e.g. `npm test -- test/jury`).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -8,6 +8,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 echo "== build and type-check"
 npx tsc -p tsconfig.json
 npx tsc -p tsconfig.test.json
+
+echo "== folder rules (dependency-cruiser; .dependency-cruiser.cjs, docs/architecture.md)"
+# Exits non-zero on any violation, which stops the suite here (set -e).
+npm run --silent lint:deps
 
 echo "== python venv (pyarrow, duckdb) for shard interop tests"
 PYENV_PYTHON="$(bash scripts/pyenv.sh)"

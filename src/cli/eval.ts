@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { type Impact, IMPACTS } from '../../schemas/defect.js';
 import type { ParticipantConfig } from '../../schemas/config.js';
+import type { TraceRecord } from '../../schemas/trace.js';
 import type { Verdict } from '../../schemas/verdict.js';
 import { defaultDataPath, loadBenchmark } from '../eval/adapters/index.js';
 import { MISSING_DATA_MESSAGE, sharedDataDir } from '../eval/data.js';
@@ -10,7 +11,7 @@ import { evaluate, type EvaluateInput, phase2Seat } from '../eval/harness.js';
 import { renderMarkdown } from '../eval/report.js';
 import { evalConfig, judgeRecords, prepareInputs, sampleRecords } from '../eval/run.js';
 import { DEFAULT_SCORE_OPTIONS, type ScoreOptions } from '../eval/score.js';
-import { BENCHMARKS, type BenchmarkName, FAILED_POLICIES, type FailedPolicy } from '../eval/types.js';
+import { BENCHMARKS, type BenchmarkName, FAILED_POLICIES, type FailedPolicy, type LoadedBenchmark } from '../eval/types.js';
 import { readVerdictSource } from '../eval/verdicts-io.js';
 import { UsageError } from './io.js';
 import { JURY_OPTION_HELP, loadJuryConfig, openJury, type JuryOptions } from './jury-setup.js';
@@ -84,6 +85,17 @@ function writeOutputs(out: string, report: Awaited<ReturnType<typeof evaluate>>[
   return md;
 }
 
+const EVAL_HELP = `
+Gold labels are joined to verdicts by record id: the adapters give every record a stable id
+("processbench/gsm8k/gsm8k-0"), which --export writes into the JSONL a pipeline run reads, so
+shards written by \`reasoning-jury run\` on that JSONL can be scored with --verdicts.
+
+Examples:
+  reasoning-jury eval -b processbench -n 200                       # simulated jury, 200 records
+  reasoning-jury eval -b processbench -c jury.yaml -n all --knockout
+  reasoning-jury eval -b processbench -n 500 --export pb.jsonl && reasoning-jury run -c jury.yaml -i pb.jsonl -o out/
+  reasoning-jury eval -b processbench --verdicts out/                 # score the shards`;
+
 export function registerEval(program: Command): void {
   program
     .command('eval')
@@ -108,107 +120,120 @@ export function registerEval(program: Command): void {
     .option('--no-companion', 'PRMBench: leave out the clean companion set')
     .option('--audit-log <file>', JURY_OPTION_HELP.auditLog)
     .option('--no-cache', JURY_OPTION_HELP.cache)
-    .addHelpText(
-      'after',
-      `
-Gold labels are joined to verdicts by record id: the adapters give every record a stable id
-("processbench/gsm8k/gsm8k-0"), which --export writes into the JSONL a pipeline run reads, so
-shards written by \`reasoning-jury run\` on that JSONL can be scored with --verdicts.
+    .addHelpText('after', EVAL_HELP)
+    .action(runEval);
+}
 
-Examples:
-  reasoning-jury eval -b processbench -n 200                       # simulated jury, 200 records
-  reasoning-jury eval -b processbench -c jury.yaml -n all --knockout
-  reasoning-jury eval -b processbench -n 500 --export pb.jsonl && reasoning-jury run -c jury.yaml -i pb.jsonl -o out/
-  reasoning-jury eval -b processbench --verdicts out/                 # score the shards`,
-    )
-    .action(async (opts: EvalOptions) => {
-      const benchmark = choice<BenchmarkName>(opts.benchmark, BENCHMARKS, '--benchmark');
-      const score = scoreOptions(opts);
-      const path = dataPath(benchmark, opts.data);
-      let loaded;
-      try {
-        loaded = loadBenchmark(benchmark, path, { companion: opts.companion });
-      } catch (e) {
-        throw new UsageError(`cannot load ${benchmark} from ${path}: ${(e as Error).message}`);
-      }
-      if (loaded.records.length === 0) throw new UsageError(`no ${benchmark} records found at ${path}`);
-      for (const s of loaded.skipped.slice(0, 3)) process.stderr.write(`reasoning-jury eval: skipped ${s.source}: ${s.reason}\n`);
-      if (loaded.skipped.length > 3) process.stderr.write(`reasoning-jury eval: ... ${loaded.skipped.length} items skipped in all (listed in eval.json)\n`);
-      const notes = loaded.skipped.length ? [`${loaded.skipped.length} benchmark items skipped by the adapter, e.g. ${loaded.skipped[0]!.source}: ${loaded.skipped[0]!.reason}`] : [];
-      const concurrency = wholeNumber(opts.concurrency, '--concurrency', 1);
-      const out = resolve(opts.out);
-      const base = { loaded, dataPath: path, score, notes, concurrency, ...(opts.costBaseline ? { costBaseline: opts.costBaseline } : {}) };
+/** What every way of scoring shares: the loaded benchmark, its path, options and notes so far. */
+type EvalBase = Pick<EvaluateInput, 'loaded' | 'dataPath' | 'score' | 'costBaseline'> & { notes: string[]; concurrency: number };
 
-      if (opts.verdicts) {
-        const src = await readVerdictSource(resolve(opts.verdicts));
-        if (src.kind === 'shards') {
-          const { report } = await evaluate({ ...base, selected: loaded.records, predictions: src.predictions });
-          process.stdout.write(`${writeOutputs(out, report, null)}\nwritten: ${join(out, 'eval.json')}, ${join(out, 'eval.md')}\n`);
-          return;
-        }
-        if (src.invalid.length) notes.push(`${src.invalid.length} lines of ${opts.verdicts} are not verdicts (first: ${src.invalid[0]!.where}: ${src.invalid[0]!.reason})`);
-        // Re-running Phase 2 on stored Phase 1 judgements needs the jury that should run it.
-        const phase2 = (opts.knockout === true || Boolean(opts.moderators)) && Boolean(opts.config);
-        if (opts.moderators && !opts.config) notes.push('--moderators needs -c: the sweep re-runs Phase 2 with a live jury.');
-        const config = phase2 ? evalConfig(loadJuryConfig(opts)) : null;
-        const runtime = config ? await openJury(config, opts, { records: loaded.records }) : undefined;
-        try {
-          const judged = new Set(src.verdicts.map((v) => v.record_id));
-          const input: EvaluateInput = {
-            ...base,
-            selected: loaded.records,
-            verdicts: src.verdicts,
-            knockout: opts.knockout === true,
-            ...(runtime && config
-              ? { runtime, inputs: prepareInputs(config, loaded.records.filter((r) => judged.has(r.id))), moderators: moderatorSeats(opts.moderators, phase2Seat(config)), prices: config.prices }
-              : {}),
-          };
-          const { report } = await evaluate(input);
-          process.stdout.write(`${writeOutputs(out, report, null)}\nwritten: ${join(out, 'eval.json')}, ${join(out, 'eval.md')}\n`);
-        } finally {
-          await runtime?.close();
-        }
-        return;
-      }
+/** Loads the benchmark; a load failure or an empty benchmark is a usage error. */
+function loadOrFail(benchmark: BenchmarkName, path: string, companion: boolean): LoadedBenchmark {
+  let loaded;
+  try {
+    loaded = loadBenchmark(benchmark, path, { companion });
+  } catch (e) {
+    throw new UsageError(`cannot load ${benchmark} from ${path}: ${(e as Error).message}`);
+  }
+  if (loaded.records.length === 0) throw new UsageError(`no ${benchmark} records found at ${path}`);
+  return loaded;
+}
 
-      const n = opts.sample === 'all' ? null : wholeNumber(opts.sample, '--sample', 1);
-      const selected = sampleRecords(loaded.records, n, opts.seed);
-      if (opts.export) {
-        writeFileSync(resolve(opts.export), selected.map((r) => JSON.stringify(r)).join('\n') + '\n');
-        process.stdout.write(`wrote ${selected.length} ${benchmark} records to ${resolve(opts.export)}\n`);
-        return;
-      }
-      const config = evalConfig(loadJuryConfig(opts));
-      const moderators = moderatorSeats(opts.moderators, phase2Seat(config)); // checked before any call
-      const runtime = await openJury(config, opts, { records: selected });
-      try {
-        let done = 0;
-        let last = Date.now();
-        const judged = await judgeRecords(runtime, selected, {
-          concurrency,
-          onDone: () => {
-            done++;
-            if (Date.now() - last > 5000 || done === selected.length) {
-              last = Date.now();
-              process.stderr.write(`[eval] judged ${done}/${selected.length}\n`);
-            }
-          },
-        });
-        const { report } = await evaluate({
-          ...base,
-          selected,
-          verdicts: judged.verdicts,
-          runtime,
-          inputs: judged.inputs,
-          unprepared: judged.unprepared.length,
-          knockout: opts.knockout === true,
-          moderators,
-          prices: config.prices,
-        });
-        process.stdout.write(writeOutputs(out, report, judged.verdicts));
-        process.stdout.write(`\nwritten: ${join(out, 'eval.json')}, ${join(out, 'eval.md')}, ${join(out, 'verdicts.jsonl')}\n`);
-      } finally {
-        await runtime.close();
-      }
+/** Names the first few items the adapter skipped on stderr; returns the note for the report. */
+function skippedNotes(loaded: LoadedBenchmark): string[] {
+  for (const s of loaded.skipped.slice(0, 3)) process.stderr.write(`reasoning-jury eval: skipped ${s.source}: ${s.reason}\n`);
+  if (loaded.skipped.length > 3) process.stderr.write(`reasoning-jury eval: ... ${loaded.skipped.length} items skipped in all (listed in eval.json)\n`);
+  return loaded.skipped.length ? [`${loaded.skipped.length} benchmark items skipped by the adapter, e.g. ${loaded.skipped[0]!.source}: ${loaded.skipped[0]!.reason}`] : [];
+}
+
+async function runEval(opts: EvalOptions): Promise<void> {
+  const benchmark = choice<BenchmarkName>(opts.benchmark, BENCHMARKS, '--benchmark');
+  const score = scoreOptions(opts);
+  const path = dataPath(benchmark, opts.data);
+  const loaded = loadOrFail(benchmark, path, opts.companion);
+  const notes = skippedNotes(loaded);
+  const concurrency = wholeNumber(opts.concurrency, '--concurrency', 1);
+  const out = resolve(opts.out);
+  const base: EvalBase = { loaded, dataPath: path, score, notes, concurrency, ...(opts.costBaseline ? { costBaseline: opts.costBaseline } : {}) };
+
+  if (opts.verdicts) return scoreStoredVerdicts(opts, opts.verdicts, base, out);
+  const n = opts.sample === 'all' ? null : wholeNumber(opts.sample, '--sample', 1);
+  const selected = sampleRecords(loaded.records, n, opts.seed);
+  if (opts.export) {
+    writeFileSync(resolve(opts.export), selected.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    process.stdout.write(`wrote ${selected.length} ${benchmark} records to ${resolve(opts.export)}\n`);
+    return;
+  }
+  await judgeAndScore(opts, base, selected, out);
+}
+
+/** --verdicts: score shards or verdict JSONL; with -c, the knockout and sweep re-run Phase 2 live. */
+async function scoreStoredVerdicts(opts: EvalOptions, verdictsPath: string, base: EvalBase, out: string): Promise<void> {
+  const { loaded, notes } = base;
+  const src = await readVerdictSource(resolve(verdictsPath));
+  if (src.kind === 'shards') {
+    const { report } = await evaluate({ ...base, selected: loaded.records, predictions: src.predictions });
+    process.stdout.write(`${writeOutputs(out, report, null)}\nwritten: ${join(out, 'eval.json')}, ${join(out, 'eval.md')}\n`);
+    return;
+  }
+  if (src.invalid.length) notes.push(`${src.invalid.length} lines of ${verdictsPath} are not verdicts (first: ${src.invalid[0]!.where}: ${src.invalid[0]!.reason})`);
+  // Re-running Phase 2 on stored Phase 1 judgements needs the jury that should run it.
+  const phase2 = (opts.knockout === true || Boolean(opts.moderators)) && Boolean(opts.config);
+  if (opts.moderators && !opts.config) notes.push('--moderators needs -c: the sweep re-runs Phase 2 with a live jury.');
+  const config = phase2 ? evalConfig(loadJuryConfig(opts)) : null;
+  const runtime = config ? await openJury(config, opts, { records: loaded.records }) : undefined;
+  try {
+    const judged = new Set(src.verdicts.map((v) => v.record_id));
+    const input: EvaluateInput = {
+      ...base,
+      selected: loaded.records,
+      verdicts: src.verdicts,
+      knockout: opts.knockout === true,
+      ...(runtime && config
+        ? { runtime, inputs: prepareInputs(config, loaded.records.filter((r) => judged.has(r.id))), moderators: moderatorSeats(opts.moderators, phase2Seat(config)), prices: config.prices }
+        : {}),
+    };
+    const { report } = await evaluate(input);
+    process.stdout.write(`${writeOutputs(out, report, null)}\nwritten: ${join(out, 'eval.json')}, ${join(out, 'eval.md')}\n`);
+  } finally {
+    await runtime?.close();
+  }
+}
+
+/** A progress line on stderr at most every 5 s, and at the last record. */
+function progressLine(total: number): () => void {
+  let done = 0;
+  let last = Date.now();
+  return () => {
+    done++;
+    if (Date.now() - last > 5000 || done === total) {
+      last = Date.now();
+      process.stderr.write(`[eval] judged ${done}/${total}\n`);
+    }
+  };
+}
+
+/** The default: judge the sample with the configured jury, then score it. */
+async function judgeAndScore(opts: EvalOptions, base: EvalBase, selected: TraceRecord[], out: string): Promise<void> {
+  const config = evalConfig(loadJuryConfig(opts));
+  const moderators = moderatorSeats(opts.moderators, phase2Seat(config)); // checked before any call
+  const runtime = await openJury(config, opts, { records: selected });
+  try {
+    const judged = await judgeRecords(runtime, selected, { concurrency: base.concurrency, onDone: progressLine(selected.length) });
+    const { report } = await evaluate({
+      ...base,
+      selected,
+      verdicts: judged.verdicts,
+      runtime,
+      inputs: judged.inputs,
+      unprepared: judged.unprepared.length,
+      knockout: opts.knockout === true,
+      moderators,
+      prices: config.prices,
     });
+    process.stdout.write(writeOutputs(out, report, judged.verdicts));
+    process.stdout.write(`\nwritten: ${join(out, 'eval.json')}, ${join(out, 'eval.md')}, ${join(out, 'verdicts.jsonl')}\n`);
+  } finally {
+    await runtime.close();
+  }
 }

@@ -51,63 +51,70 @@ export function phase2Seat(config: { mode: string; consolidator?: ParticipantCon
   return config.mode === 'deliberation' ? config.moderator : config.consolidator;
 }
 
-/**
- * Score one run (or stored verdicts) against the benchmark's gold: the ladder of solo jurors,
- * union, majority and the jury's Phase 2, optionally the knockout and a moderator sweep (both
- * re-run Phase 2 only), the cost of each, and the benchmark's own protocol.
- */
-export async function evaluate(e: EvaluateInput): Promise<{ report: EvalReport; systems: System[] }> {
-  const notes = [...(e.notes ?? [])];
-  const golds = e.selected.map((r) => goldOf(r, e.loaded.scope));
-  const goldById = new Map(golds.map((g) => [g.record_id, g]));
+/** What the input can score: the ladder built from verdicts, or the final predictions of shards. */
+function baseSystems(e: EvaluateInput): { systems: System[]; withPhase1: boolean } {
   const withPhase1 = (e.verdicts ?? []).some((v) => v.phase1_judgements.length > 0);
-  let systems: System[];
-  if (e.verdicts) systems = withPhase1 ? ladderSystems(e.verdicts) : ladderSystems(e.verdicts).filter((s) => s.kind === 'final');
-  else systems = [{ name: 'jury (shards)', kind: 'final', predictions: new Map(e.predictions ?? []), usage: new Map() }];
-  if (!withPhase1) notes.push('No Phase 1 judgements in the input (shards keep only the final verdict): the ladder, knockout and sweep need verdict JSONL.');
-  const primary = systems.find((s) => s.kind === 'final')!;
-  const matched = matchRecords(golds, primary.predictions);
-  const ids = new Set(matched.golds.map((g) => g.record_id));
-  const verdicts = (e.verdicts ?? []).filter((v) => ids.has(v.record_id));
-  if (matched.mismatched.length) notes.push(`${matched.mismatched.length} records have a different step count than the benchmark (first: ${matched.mismatched[0]!.record_id}, ${matched.mismatched[0]!.gold_steps} vs ${matched.mismatched[0]!.predicted_steps}); was the run segmented differently?`);
+  if (e.verdicts) return { systems: withPhase1 ? ladderSystems(e.verdicts) : ladderSystems(e.verdicts).filter((s) => s.kind === 'final'), withPhase1 };
+  return { systems: [{ name: 'jury (shards)', kind: 'final', predictions: new Map(e.predictions ?? []), usage: new Map() }], withPhase1 };
+}
 
-  const config = e.runtime?.jury.config;
+/** Drop jurors one at a time; each round's systems join the report as `knockout` rows. */
+async function knockoutRounds(
+  e: EvaluateInput,
+  verdicts: readonly Verdict[],
+  goldById: Map<string, ReturnType<typeof goldOf>>,
+  systems: readonly System[],
+  notes: string[],
+): Promise<{ rounds: KnockoutSummary[]; extra: System[] }> {
   const rounds: KnockoutSummary[] = [];
   const extra: System[] = [];
-  if (e.knockout && withPhase1) {
-    const ids = jurorIds(verdicts);
-    const runner = config ? phase2RunnerFor(e, phase2Seat(config)) : undefined;
-    if (!runner) notes.push('Knockout without a live consolidating or deliberating jury: only union and majority are re-computed per size.');
-    const full = systems.find((s) => s.kind === 'final');
-    const out = await knockout(verdicts, goldById, ids, { threshold: e.score.threshold, propagate: e.score.propagate, ...(runner ? { runner } : {}), ...(full ? { full } : {}), concurrency: e.concurrency ?? 16 });
-    for (const r of out) {
-      rounds.push({ size: r.size, jurors: r.jurors, dropped: r.dropped, unique_gold_steps: r.unique_gold_steps, systems: r.systems.map((s) => s.name) });
-      extra.push(...r.systems.map((s) => ({ ...s, kind: 'knockout' as const })));
-    }
+  const config = e.runtime?.jury.config;
+  const ids = jurorIds(verdicts);
+  const runner = config ? phase2RunnerFor(e, phase2Seat(config)) : undefined;
+  if (!runner) notes.push('Knockout without a live consolidating or deliberating jury: only union and majority are re-computed per size.');
+  const full = systems.find((s) => s.kind === 'final');
+  const out = await knockout(verdicts, goldById, ids, { threshold: e.score.threshold, propagate: e.score.propagate, ...(runner ? { runner } : {}), ...(full ? { full } : {}), concurrency: e.concurrency ?? 16 });
+  for (const r of out) {
+    rounds.push({ size: r.size, jurors: r.jurors, dropped: r.dropped, unique_gold_steps: r.unique_gold_steps, systems: r.systems.map((s) => s.name) });
+    extra.push(...r.systems.map((s) => ({ ...s, kind: 'knockout' as const })));
   }
+  return { rounds, extra };
+}
+
+/** Re-run Phase 2 with each swept seat, Phase 1 held fixed. */
+async function moderatorSweep(e: EvaluateInput, verdicts: readonly Verdict[], withPhase1: boolean, notes: string[]): Promise<System[]> {
+  const mode = e.runtime?.jury.config.mode;
+  const swept: System[] = [];
   for (const seat of e.moderators ?? []) {
-    const runner = phase2RunnerFor(e, seat, `${config?.mode === 'deliberation' ? 'deliberation moderated' : 'consolidation'} by ${seat.model}`);
+    const runner = phase2RunnerFor(e, seat, `${mode === 'deliberation' ? 'deliberation moderated' : 'consolidation'} by ${seat.model}`);
     if (!runner || !withPhase1) {
       notes.push(`Moderator ${seat.model} not swept: it needs a live jury and verdicts with Phase 1 judgements.`);
       continue;
     }
     const all = jurorIds(verdicts);
-    extra.push(await phase2System(runner.label, 'moderator', verdicts, all, runner, e.concurrency ?? 16));
+    swept.push(await phase2System(runner.label, 'moderator', verdicts, all, runner, e.concurrency ?? 16));
   }
+  return swept;
+}
 
-  const everything = [...systems, ...extra];
-  const scores = scoreSystems(e.loaded.benchmark, matched.golds, everything, e.score);
+function countSteps(golds: ReturnType<typeof matchRecords>['golds'], propagate: boolean): EvalReport['steps'] {
   const stepCounts = { erroneous: 0, correct: 0, unlabelled: 0 };
-  for (const g of matched.golds) for (const l of stepLabels(g, e.score.propagate)) l === 1 ? stepCounts.erroneous++ : l === 0 ? stepCounts.correct++ : stepCounts.unlabelled++;
+  for (const g of golds) for (const l of stepLabels(g, propagate)) l === 1 ? stepCounts.erroneous++ : l === 0 ? stepCounts.correct++ : stepCounts.unlabelled++;
+  return stepCounts;
+}
 
+function costOf(e: EvaluateInput, everything: readonly System[], recordIds: string[]): { cost: EvalReport['cost']; baseline: string | null } {
   // Knockout rows repeat union/majority at each size; only their Phase 2 re-runs cost anything new.
   const costed = everything.filter((s) => s.usage.size > 0 && (s.kind !== 'knockout' || /^(consolidation|deliberation)/.test(s.name)));
   const baseline = e.costBaseline ?? costed.find((s) => s.kind === 'solo')?.name ?? null;
-  const cost = costTable(costed, matched.golds.map((g) => g.record_id), baseline ?? undefined, e.prices);
+  return { cost: costTable(costed, recordIds, baseline ?? undefined, e.prices), baseline };
+}
 
+/** Predicted step metrics next to the measured ones: is each prediction inside the CI? */
+function analyticRows(e: EvaluateInput, scores: EvalReport['systems'], steps: EvalReport['steps']): AnalyticRow[] {
   const analytic: AnalyticRow[] = [];
   const byName = new Map(scores.map((s) => [s.system, s]));
-  for (const a of e.analytic?.(stepCounts.erroneous, stepCounts.correct) ?? []) {
+  for (const a of e.analytic?.(steps.erroneous, steps.correct) ?? []) {
     const seen = byName.get(a.system);
     if (!seen) continue;
     const within: Record<string, boolean> = {};
@@ -117,25 +124,56 @@ export async function evaluate(e: EvaluateInput): Promise<{ report: EvalReport; 
     }
     analytic.push({ system: a.system, predicted: a.predicted, within_ci: within });
   }
+  return analytic;
+}
 
+function recordCounts(e: EvaluateInput, judged: number, matched: ReturnType<typeof matchRecords>): EvalReport['records'] {
+  return {
+    loaded: e.loaded.records.length,
+    skipped_by_adapter: e.loaded.skipped.length,
+    selected: e.selected.length,
+    judged,
+    scored: matched.golds.length,
+    missing: matched.missing,
+    unmatched: matched.unmatched.length,
+    mismatched: matched.mismatched.length,
+    unprepared: e.unprepared ?? 0,
+  };
+}
+
+/**
+ * Score one run (or stored verdicts) against the benchmark's gold: the ladder of solo jurors,
+ * union, majority and the jury's Phase 2, optionally the knockout and a moderator sweep (both
+ * re-run Phase 2 only), the cost of each, and the benchmark's own protocol.
+ */
+export async function evaluate(e: EvaluateInput): Promise<{ report: EvalReport; systems: System[] }> {
+  const notes = [...(e.notes ?? [])];
+  const golds = e.selected.map((r) => goldOf(r, e.loaded.scope));
+  const goldById = new Map(golds.map((g) => [g.record_id, g]));
+  const { systems, withPhase1 } = baseSystems(e);
+  if (!withPhase1) notes.push('No Phase 1 judgements in the input (shards keep only the final verdict): the ladder, knockout and sweep need verdict JSONL.');
+  const primary = systems.find((s) => s.kind === 'final')!;
+  const matched = matchRecords(golds, primary.predictions);
+  const ids = new Set(matched.golds.map((g) => g.record_id));
+  const verdicts = (e.verdicts ?? []).filter((v) => ids.has(v.record_id));
+  if (matched.mismatched.length) notes.push(`${matched.mismatched.length} records have a different step count than the benchmark (first: ${matched.mismatched[0]!.record_id}, ${matched.mismatched[0]!.gold_steps} vs ${matched.mismatched[0]!.predicted_steps}); was the run segmented differently?`);
+
+  const { rounds, extra } = e.knockout && withPhase1 ? await knockoutRounds(e, verdicts, goldById, systems, notes) : { rounds: [], extra: [] };
+  extra.push(...(await moderatorSweep(e, verdicts, withPhase1, notes)));
+
+  const everything = [...systems, ...extra];
+  const scores = scoreSystems(e.loaded.benchmark, matched.golds, everything, e.score);
+  const steps = countSteps(matched.golds, e.score.propagate);
+  const { cost, baseline } = costOf(e, everything, matched.golds.map((g) => g.record_id));
+  const analytic = analyticRows(e, scores, steps);
   const report: EvalReport = {
     benchmark: e.loaded.benchmark,
     data: e.dataPath,
     created_at: new Date().toISOString(),
     options: e.score,
-    records: {
-      loaded: e.loaded.records.length,
-      skipped_by_adapter: e.loaded.skipped.length,
-      selected: e.selected.length,
-      judged: primary.predictions.size,
-      scored: matched.golds.length,
-      missing: matched.missing,
-      unmatched: matched.unmatched.length,
-      mismatched: matched.mismatched.length,
-      unprepared: e.unprepared ?? 0,
-    },
+    records: recordCounts(e, primary.predictions.size, matched),
     skipped: e.loaded.skipped,
-    steps: stepCounts,
+    steps,
     systems: scores,
     knockout: rounds,
     cost,
@@ -146,4 +184,3 @@ export async function evaluate(e: EvaluateInput): Promise<{ report: EvalReport; 
   };
   return { report, systems: everything };
 }
-

@@ -147,140 +147,197 @@ interface Parts {
   chat: LlamaChat;
 }
 
+/** What an engine's turns share: the loaded parts, the grammar cache, counters and whether it is closing. */
+interface Core {
+  opts: EngineOptions;
+  p: Parts;
+  log: (line: string) => void;
+  queue: TurnQueue;
+  limits: GrammarLimits;
+  grammars: Map<string, Promise<LlamaGrammar>>;
+  stats: EngineStats;
+  contextSize: number;
+  closing: Promise<void> | undefined;
+  /** the turn on the model now: close() stops it before the context goes away */
+  running: AbortController | undefined;
+}
+
 function createEngine(opts: EngineOptions, p: Parts, log: (line: string) => void): LocalEngine {
-  const queue = new TurnQueue();
-  const limits = opts.grammarLimits ?? DEFAULT_GRAMMAR_LIMITS;
-  const grammars = new Map<string, Promise<LlamaGrammar>>();
-  const stats: EngineStats = { turns: 0, tokens_in: 0, evaluated_in: 0, tokens_out: 0, prompt_ms: 0, generate_ms: 0, queued: 0 };
-  const contextSize = p.context.contextSize;
+  const core: Core = {
+    opts,
+    p,
+    log,
+    queue: new TurnQueue(),
+    limits: opts.grammarLimits ?? DEFAULT_GRAMMAR_LIMITS,
+    grammars: new Map(),
+    stats: { turns: 0, tokens_in: 0, evaluated_in: 0, tokens_out: 0, prompt_ms: 0, generate_ms: 0, queued: 0 },
+    contextSize: p.context.contextSize,
+    closing: undefined,
+    running: undefined,
+  };
   const meta = p.model.fileInfo.metadata as { general?: { name?: unknown } };
   const modelName = typeof meta.general?.name === 'string' ? meta.general.name : opts.modelPath;
-  let closing: Promise<void> | undefined;
-  let running: AbortController | undefined;
-
-  function grammarFor(jsonSchema: Record<string, unknown>): Promise<LlamaGrammar> {
-    const schema = toGrammarSchema(jsonSchema, limits);
-    const key = JSON.stringify(schema);
-    let g = grammars.get(key);
-    if (!g) {
-      if (grammars.size >= GRAMMAR_CACHE_SIZE) grammars.delete(grammars.keys().next().value!);
-      g = p.llama.createGrammarForJsonSchema(schema as Parameters<Llama['createGrammarForJsonSchema']>[0]) as Promise<LlamaGrammar>;
-      grammars.set(key, g);
-      g.catch(() => grammars.delete(key));
-    }
-    return g;
-  }
-
-  async function turn(o: GenerateOptions, signal: AbortSignal, timedOut: () => boolean): Promise<Generation> {
-    const t0 = performance.now();
-    const history = toHistory(o.messages);
-    const promptTokens = p.chat.chatWrapper.generateContextState({ chatHistory: history }).contextText.tokenize(p.model.tokenizer).length;
-    const room = contextSize - promptTokens;
-    if (room < 1) throw new LocalEngineError(`prompt of ${promptTokens} tokens does not fit the context of ${contextSize} tokens`, 'context_overflow', false);
-    if (o.maxTokens !== undefined && o.maxTokens > room) {
-      throw new LocalEngineError(`prompt of ${promptTokens} tokens plus max_tokens ${o.maxTokens} exceeds the context of ${contextSize} tokens`, 'context_overflow', false);
-    }
-    let grammar: LlamaGrammar | undefined;
-    if (o.jsonSchema) {
-      try {
-        grammar = await grammarFor(o.jsonSchema);
-      } catch (err) {
-        throw new LocalEngineError(`cannot build a grammar for the reply's JSON schema: ${(err as Error).message}`, 'invalid_schema', false);
-      }
-    }
-    if (o.fresh) await p.sequence.clearHistory();
-    const before = p.sequence.tokenMeter.getState();
-    let firstToken: number | undefined;
-    try {
-      const r = await p.chat.generateResponse(history, {
-        ...(grammar ? { grammar } : {}),
-        ...(o.temperature !== undefined ? { temperature: o.temperature } : {}),
-        ...(o.topP !== undefined ? { topP: o.topP } : {}),
-        ...(o.seed !== undefined ? { seed: o.seed } : {}),
-        maxTokens: o.maxTokens ?? room,
-        signal,
-        onToken: () => {
-          firstToken ??= performance.now();
-        },
-      });
-      const after = p.sequence.tokenMeter.getState();
-      const end = performance.now();
-      const thoughts = r.fullResponse.filter((x): x is Exclude<typeof x, string> => typeof x !== 'string' && x.segmentType === 'thought').map((x) => x.text);
-      const gen: Generation = {
-        content: r.response,
-        ...(thoughts.length ? { reasoning: thoughts.join('\n') } : {}),
-        tokens_in: promptTokens,
-        tokens_out: after.usedOutputTokens - before.usedOutputTokens,
-        evaluated_in: after.usedInputTokens - before.usedInputTokens,
-        prompt_ms: (firstToken ?? end) - t0,
-        total_ms: end - t0,
-        stop_reason: r.metadata.stopReason,
-      };
-      stats.turns += 1;
-      stats.tokens_in += gen.tokens_in;
-      stats.evaluated_in += gen.evaluated_in;
-      stats.tokens_out += gen.tokens_out;
-      stats.prompt_ms += gen.prompt_ms;
-      stats.generate_ms += gen.total_ms - gen.prompt_ms;
-      return gen;
-    } catch (err) {
-      if (timedOut()) throw new LocalEngineError(`timeout: no complete reply within ${o.timeoutMs} ms`, 'timeout', true);
-      if (o.signal?.aborted) throw new LocalEngineError(`aborted by caller: ${reasonText(o.signal.reason)}`, 'aborted', false);
-      if (closing) throw new LocalEngineError('the local model was closed', 'closed', false);
-      // E.g. the grammar's own JSON check tripping over a UTF-8 fallback: another sample may pass.
-      throw new LocalEngineError(`generation failed: ${(err as Error)?.message ?? String(err)}`, 'generation', true);
-    }
-  }
-
   return {
     modelPath: opts.modelPath,
     modelName,
-    contextSize,
+    contextSize: core.contextSize,
     threads: opts.threads,
-    async generate(o) {
-      if (closing) throw new LocalEngineError('the local model was closed', 'closed', false);
-      stats.queued = queue.depth + 1;
-      try {
-        return await queue.run(async () => {
-          const ctl = new AbortController();
-          running = ctl;
-          let timedOut = false;
-          const timer = o.timeoutMs === undefined ? undefined : setTimeout(() => ((timedOut = true), ctl.abort(new Error('timeout'))), o.timeoutMs);
-          const onAbort = () => ctl.abort(o.signal?.reason);
-          o.signal?.addEventListener('abort', onAbort, { once: true });
-          try {
-            if (o.signal?.aborted) throw new LocalEngineError(`aborted by caller: ${reasonText(o.signal.reason)}`, 'aborted', false);
-            return await turn(o, ctl.signal, () => timedOut);
-          } finally {
-            running = undefined;
-            if (timer) clearTimeout(timer);
-            o.signal?.removeEventListener('abort', onAbort);
-          }
-        }, o.signal);
-      } catch (err) {
-        if (err instanceof LocalEngineError) throw err;
-        // Left the queue before its turn: aborted by the caller, or the engine closed.
-        if (o.signal?.aborted) throw new LocalEngineError(`aborted by caller: ${reasonText(o.signal.reason)}`, 'aborted', false);
-        throw new LocalEngineError(reasonText(err), 'closed', false);
-      } finally {
-        stats.queued = queue.depth;
-      }
-    },
-    stats: () => ({ ...stats }),
-    close() {
-      closing ??= (async () => {
-        queue.close(new Error('the local model was closed'));
-        // The running turn stops at its next token, and must end before its context goes away.
-        running?.abort(new Error('the local model was closed'));
-        await queue.idle();
-        for (const g of grammars.values()) await g.catch(() => undefined);
-        await p.context.dispose().catch((e: unknown) => log(`context dispose: ${reasonText(e)}`));
-        await p.model.dispose().catch((e: unknown) => log(`model dispose: ${reasonText(e)}`));
-        await p.llama.dispose().catch((e: unknown) => log(`llama dispose: ${reasonText(e)}`));
-      })();
-      return closing;
-    },
+    generate: (o) => generate(core, o),
+    stats: () => ({ ...core.stats }),
+    close: () => closeEngine(core),
   };
+}
+
+/** Grammars are costly to build: keep the last few, keyed by the schema they enforce. */
+function grammarFor(core: Core, jsonSchema: Record<string, unknown>): Promise<LlamaGrammar> {
+  const { grammars } = core;
+  const schema = toGrammarSchema(jsonSchema, core.limits);
+  const key = JSON.stringify(schema);
+  let g = grammars.get(key);
+  if (!g) {
+    if (grammars.size >= GRAMMAR_CACHE_SIZE) grammars.delete(grammars.keys().next().value!);
+    g = core.p.llama.createGrammarForJsonSchema(schema as Parameters<Llama['createGrammarForJsonSchema']>[0]) as Promise<LlamaGrammar>;
+    grammars.set(key, g);
+    g.catch(() => grammars.delete(key));
+  }
+  return g;
+}
+
+/** The prompt's tokens and the room left for the reply; a prompt that leaves none fails clearly. */
+function promptRoom(core: Core, history: ChatHistoryItem[], maxTokens: number | undefined): { promptTokens: number; room: number } {
+  const { p, contextSize } = core;
+  const promptTokens = p.chat.chatWrapper.generateContextState({ chatHistory: history }).contextText.tokenize(p.model.tokenizer).length;
+  const room = contextSize - promptTokens;
+  if (room < 1) throw new LocalEngineError(`prompt of ${promptTokens} tokens does not fit the context of ${contextSize} tokens`, 'context_overflow', false);
+  if (maxTokens !== undefined && maxTokens > room) {
+    throw new LocalEngineError(`prompt of ${promptTokens} tokens plus max_tokens ${maxTokens} exceeds the context of ${contextSize} tokens`, 'context_overflow', false);
+  }
+  return { promptTokens, room };
+}
+
+async function grammarOf(core: Core, jsonSchema: Record<string, unknown> | undefined): Promise<LlamaGrammar | undefined> {
+  if (!jsonSchema) return undefined;
+  try {
+    return await grammarFor(core, jsonSchema);
+  } catch (err) {
+    throw new LocalEngineError(`cannot build a grammar for the reply's JSON schema: ${(err as Error).message}`, 'invalid_schema', false);
+  }
+}
+
+type TokenMeterState = ReturnType<LlamaContextSequence['tokenMeter']['getState']>;
+type ChatResponse = Awaited<ReturnType<LlamaChat['generateResponse']>>;
+
+/** The reply and its measures; `firstToken` is when the first token came (the prompt's end). */
+function toGeneration(r: ChatResponse, promptTokens: number, before: TokenMeterState, after: TokenMeterState, times: { t0: number; firstToken: number | undefined; end: number }): Generation {
+  const { t0, firstToken, end } = times;
+  const thoughts = r.fullResponse.filter((x): x is Exclude<typeof x, string> => typeof x !== 'string' && x.segmentType === 'thought').map((x) => x.text);
+  return {
+    content: r.response,
+    ...(thoughts.length ? { reasoning: thoughts.join('\n') } : {}),
+    tokens_in: promptTokens,
+    tokens_out: after.usedOutputTokens - before.usedOutputTokens,
+    evaluated_in: after.usedInputTokens - before.usedInputTokens,
+    prompt_ms: (firstToken ?? end) - t0,
+    total_ms: end - t0,
+    stop_reason: r.metadata.stopReason,
+  };
+}
+
+function countTurn(stats: EngineStats, gen: Generation): void {
+  stats.turns += 1;
+  stats.tokens_in += gen.tokens_in;
+  stats.evaluated_in += gen.evaluated_in;
+  stats.tokens_out += gen.tokens_out;
+  stats.prompt_ms += gen.prompt_ms;
+  stats.generate_ms += gen.total_ms - gen.prompt_ms;
+}
+
+/** Why a generation stopped: our timeout, the caller, close(), or (retryable) the model itself. */
+function turnError(core: Core, o: GenerateOptions, timedOut: boolean, err: unknown): LocalEngineError {
+  if (timedOut) return new LocalEngineError(`timeout: no complete reply within ${o.timeoutMs} ms`, 'timeout', true);
+  if (o.signal?.aborted) return new LocalEngineError(`aborted by caller: ${reasonText(o.signal.reason)}`, 'aborted', false);
+  if (core.closing) return new LocalEngineError('the local model was closed', 'closed', false);
+  // E.g. the grammar's own JSON check tripping over a UTF-8 fallback: another sample may pass.
+  return new LocalEngineError(`generation failed: ${(err as Error)?.message ?? String(err)}`, 'generation', true);
+}
+
+/** One turn on the model, run when the queue reaches it. */
+async function turn(core: Core, o: GenerateOptions, signal: AbortSignal, timedOut: () => boolean): Promise<Generation> {
+  const { p } = core;
+  const t0 = performance.now();
+  const history = toHistory(o.messages);
+  const { promptTokens, room } = promptRoom(core, history, o.maxTokens);
+  const grammar = await grammarOf(core, o.jsonSchema);
+  if (o.fresh) await p.sequence.clearHistory();
+  const before = p.sequence.tokenMeter.getState();
+  let firstToken: number | undefined;
+  try {
+    const r = await p.chat.generateResponse(history, {
+      ...(grammar ? { grammar } : {}),
+      ...(o.temperature !== undefined ? { temperature: o.temperature } : {}),
+      ...(o.topP !== undefined ? { topP: o.topP } : {}),
+      ...(o.seed !== undefined ? { seed: o.seed } : {}),
+      maxTokens: o.maxTokens ?? room,
+      signal,
+      onToken: () => {
+        firstToken ??= performance.now();
+      },
+    });
+    const after = p.sequence.tokenMeter.getState();
+    const gen = toGeneration(r, promptTokens, before, after, { t0, firstToken, end: performance.now() });
+    countTurn(core.stats, gen);
+    return gen;
+  } catch (err) {
+    throw turnError(core, o, timedOut(), err);
+  }
+}
+
+/** A queued turn with its own abort: the caller's signal, its timeout (run time only) and close(). */
+async function runTimed(core: Core, o: GenerateOptions): Promise<Generation> {
+  const ctl = new AbortController();
+  core.running = ctl;
+  let timedOut = false;
+  const timer = o.timeoutMs === undefined ? undefined : setTimeout(() => ((timedOut = true), ctl.abort(new Error('timeout'))), o.timeoutMs);
+  const onAbort = () => ctl.abort(o.signal?.reason);
+  o.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    if (o.signal?.aborted) throw new LocalEngineError(`aborted by caller: ${reasonText(o.signal.reason)}`, 'aborted', false);
+    return await turn(core, o, ctl.signal, () => timedOut);
+  } finally {
+    core.running = undefined;
+    if (timer) clearTimeout(timer);
+    o.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+async function generate(core: Core, o: GenerateOptions): Promise<Generation> {
+  if (core.closing) throw new LocalEngineError('the local model was closed', 'closed', false);
+  core.stats.queued = core.queue.depth + 1;
+  try {
+    return await core.queue.run(() => runTimed(core, o), o.signal);
+  } catch (err) {
+    if (err instanceof LocalEngineError) throw err;
+    // Left the queue before its turn: aborted by the caller, or the engine closed.
+    if (o.signal?.aborted) throw new LocalEngineError(`aborted by caller: ${reasonText(o.signal.reason)}`, 'aborted', false);
+    throw new LocalEngineError(reasonText(err), 'closed', false);
+  } finally {
+    core.stats.queued = core.queue.depth;
+  }
+}
+
+function closeEngine(core: Core): Promise<void> {
+  const { p, log } = core;
+  core.closing ??= (async () => {
+    core.queue.close(new Error('the local model was closed'));
+    // The running turn stops at its next token, and must end before its context goes away.
+    core.running?.abort(new Error('the local model was closed'));
+    await core.queue.idle();
+    for (const g of core.grammars.values()) await g.catch(() => undefined);
+    await p.context.dispose().catch((e: unknown) => log(`context dispose: ${reasonText(e)}`));
+    await p.model.dispose().catch((e: unknown) => log(`model dispose: ${reasonText(e)}`));
+    await p.llama.dispose().catch((e: unknown) => log(`llama dispose: ${reasonText(e)}`));
+  })();
+  return core.closing;
 }
 
 /** Our chat messages as node-llama-cpp history, ending in the empty model turn to fill. */
