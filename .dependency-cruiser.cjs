@@ -6,7 +6,7 @@
 //   src/cli, src/compose                       commands and composition
 //   src/pipeline                               the stage, range writer, commit; owns Source / ObjectStore
 //   connectors/*                               implement pipeline interfaces (see their own rule)
-//   src/eval, src/report, src/taxonomy/induce  offline jobs over shards
+//   src/eval, src/report, src/induce           offline jobs over shards
 //   src/jury, src/taxonomy, src/derive         judging and what is derived from it
 //   src/llm, src/prompts, src/segment, src/config, src/models   model layer
 //   src/util                                   neutral helpers
@@ -16,20 +16,19 @@
 /** Top layer: only these pick concrete sources, outputs and providers. */
 const TOP = 'src/(cli|compose)/';
 /** Offline jobs that read committed shards. */
-const OFFLINE = 'src/(eval|report|taxonomy/induce)/';
+const OFFLINE = 'src/(eval|report|induce)/';
 /** What a connector may import from src/: the interfaces the pipeline owns and neutral helpers. */
 const CONNECTOR_ALLOWED = [
   '^src/util/',
+  // the contracts: what a source is, what a sink receives, where files go, how positions are named
   '^src/pipeline/source[.]ts$',
+  '^src/pipeline/sink[.]ts$',
   '^src/pipeline/object-store[.]ts$',
-  '^src/pipeline/contracts/',
-  '^src/pipeline/[^/]+-contract[.]ts$',
-  // Temporary exception: the Kafka client redacts broker credentials in its log lines with the
-  // gateway's redactor. Move redact.ts to src/util (or a contract) and drop this line.
-  '^src/llm/redact[.]ts$',
+  '^src/pipeline/layout[.]ts$',
+  '^src/pipeline/positions[.]ts$',
 ];
-/** Who may load the simulator: the CLI plugs it in; two eval modules are documented exceptions. */
-const SIM_USERS = ['^src/sim/', '^src/cli/', '^src/eval/sim-ladder[.]ts$', '^src/eval/analytic[.]ts$'];
+/** Who may load the simulator: the CLI plugs it in (the simulated ladder lives there too). */
+const SIM_USERS = ['^src/sim/', '^src/cli/'];
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -88,8 +87,8 @@ module.exports = {
         'Jury, taxonomy and derive turn one record into a verdict and rows; they must not know how records ' +
         'arrive, are committed or evaluated, so they stay testable on a plain record. They may import each ' +
         'other (no-circular keeps that acyclic).',
-      from: { path: '^src/(jury|derive|taxonomy)/', pathNot: '^src/taxonomy/induce/' },
-      to: { path: `^(${TOP}|src/(pipeline|eval|report|taxonomy/induce)/|connectors/)` },
+      from: { path: '^src/(jury|derive|taxonomy)/' },
+      to: { path: `^(${TOP}|src/(pipeline|eval|report|induce)/|connectors/)` },
     },
     {
       name: 'offline-jobs-read-shards',
@@ -147,8 +146,7 @@ module.exports = {
       severity: 'error',
       comment:
         'The simulator is a provider the CLI plugs in. Production code that imports it loads it even when ' +
-        'every endpoint is a real model (issue 12 found every record fed to it through hooks). ' +
-        'src/eval/sim-ladder.ts and src/eval/analytic.ts are documented exceptions (they evaluate the simulator itself).',
+        'every endpoint is a real model (issue 12 found every record fed to it through hooks).',
       from: { path: '^(src|connectors|schemas)/', pathNot: SIM_USERS },
       to: { path: '^src/sim/' },
     },

@@ -3,7 +3,7 @@ import { loadBenchmark } from '../src/eval/adapters/index.js';
 import { MISSING_DATA_MESSAGE, sharedDataDir } from '../src/eval/data.js';
 import { analyticTable, costMarkdown, knockoutTable, stepTable } from '../src/eval/report.js';
 import { sampleRecords } from '../src/eval/run.js';
-import { simulatedLadder } from '../src/eval/sim-ladder.js';
+import { simulatedLadder } from '../src/cli/sim-ladder.js';
 import { fmt } from './common.js';
 
 /**

@@ -93,7 +93,7 @@ const FIXTURE: Record<string, string> = {
   'src/prompts/frame.ts': "import { words } from '../segment/words.js';\nexport const prompt = words;\n",
   'src/config/load.ts': "import { gone } from './missing.js';\nexport const load = gone;\n",
   'src/report/job.ts': "import { runStage } from '../pipeline/stage.js';\nexport const report = runStage;\n",
-  'src/eval/sim-ladder.ts': "import { sim } from '../sim/index.js';\nexport const ladder = sim;\n",
+  'src/cli/sim-ladder.ts': "import { sim } from '../sim/index.js';\nexport const ladder = sim;\n",
   'src/cli/main.ts': [
     "import { sim } from '../sim/index.js';",
     "import { run } from '../../connectors/kafka/job.js';",
@@ -154,7 +154,7 @@ describe('folder rules', () => {
       ['connectors/file/source.ts', 'src/util/prng.ts'],
       ['src/cli/main.ts', 'src/sim/index.ts'],
       ['src/cli/main.ts', 'connectors/kafka/job.ts'],
-      ['src/eval/sim-ladder.ts', 'src/sim/index.ts'],
+      ['src/cli/sim-ladder.ts', 'src/sim/index.ts'],
       ['src/sim/index.ts', 'src/llm/types.ts'],
       ['src/pipeline/stage.ts', 'src/pipeline/source.ts'],
       ['src/pipeline/source.ts', 'schemas/trace.ts'],

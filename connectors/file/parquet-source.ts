@@ -7,18 +7,16 @@
  * supplies ZSTD, GZIP, BROTLI, LZ4 (SNAPPY is built into hyparquet).
  */
 import { open, type FileHandle } from 'node:fs/promises';
-import { parquetMetadataAsync, parquetReadObjects, type AsyncBuffer, type FileMetaData } from 'hyparquet';
+import { parquetReadObjects, type AsyncBuffer, type FileMetaData } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import type { SourcePosition } from '../../schemas/trace.js';
 import { deadItem, type SourceItem } from '../../src/pipeline/source.js';
+import { normalizeParquetValue, readParquetMetadata } from '../../src/util/parquet.js';
 import type { ByteCounter } from './byte-stream.js';
 
 export interface ParquetReadOptions {
   sourceName: string;
 }
-
-/** The footer is usually small; hyparquet's 512 KB default would over-read small files. */
-const FOOTER_FETCH_BYTES = 64 * 1024;
 
 /** An AsyncBuffer doing positional reads on an open handle; counts bytes for progress/tests. */
 export class FileRangeReader implements AsyncBuffer {
@@ -58,40 +56,11 @@ export class FileRangeReader implements AsyncBuffer {
   }
 }
 
-const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
-const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
-
-/**
- * INT64 columns arrive as BigInt, which JSON and zod reject: numbers when exact, else decimal
- * strings. Typed arrays (numeric lists) become plain arrays; binary (Uint8Array) and Date stay.
- * Mutates in place: hyparquet hands us fresh row objects.
- */
-export function normalizeParquetValue(v: unknown): unknown {
-  if (typeof v === 'bigint') return v >= MIN_SAFE && v <= MAX_SAFE ? Number(v) : v.toString();
-  if (v === null || typeof v !== 'object') return v;
-  if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i++) v[i] = normalizeParquetValue(v[i]);
-    return v;
-  }
-  if (ArrayBuffer.isView(v)) {
-    if (v instanceof Uint8Array || v instanceof DataView) return v;
-    return Array.from(v as unknown as ArrayLike<unknown>, normalizeParquetValue);
-  }
-  if (v instanceof Date) return v;
-  const obj = v as Record<string, unknown>;
-  for (const k of Object.keys(obj)) obj[k] = normalizeParquetValue(obj[k]);
-  return obj;
-}
-
 function errorMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
 const NO_RAW = { rawText: '', rawTextTruncated: false };
-
-export async function readParquetMetadata(reader: AsyncBuffer): Promise<FileMetaData> {
-  return parquetMetadataAsync(reader, { initialFetchSize: FOOTER_FETCH_BYTES });
-}
 
 /** Total rows from the footer alone (for size hints). */
 export async function parquetRowCount(path: string, counter: ByteCounter = { bytesRead: 0 }): Promise<number> {

@@ -4,7 +4,7 @@
  * source.ts against the port, so another client library can replace this file alone.
  */
 import { Kafka, logLevel, Partitioners, type Admin, type Consumer, type IHeaders, type LogEntry, type Producer, type SASLOptions } from 'kafkajs';
-import { createRedactor } from '../../src/llm/redact.js';
+import { createRedactor } from '../../src/util/redact.js';
 import type { KafkaConfig } from '../../schemas/kafka.js';
 import { resolveBrokers } from './options.js';
 import type { ConsumerHandlers, InBatch, KafkaConsumerPort, KafkaProducerPort, OutMessage, PartitionOffsets, TopicPartition } from './port.js';

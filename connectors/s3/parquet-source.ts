@@ -16,7 +16,7 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { parquetReadObjects, type FileMetaData } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import type { SourcePosition } from '../../schemas/trace.js';
-import { normalizeParquetValue, readParquetMetadata } from '../file/parquet-source.js';
+import { normalizeParquetValue, readParquetMetadata } from '../../src/util/parquet.js';
 import { unitToken } from '../../src/pipeline/positions.js';
 import { deadItem, type SizeHint, type Source, type SourceItem, type SourceProgress, type CommittedRanges } from '../../src/pipeline/source.js';
 import { describeS3Error, parseS3Url, s3Url, type S3Location } from './client.js';

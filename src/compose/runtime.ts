@@ -1,7 +1,8 @@
 import type { EndpointConfig, JuryConfig } from '../../schemas/config.js';
 import { configHash } from '../config/load.js';
 import type { JuryContext } from '../jury/judge.js';
-import { createGateway, type Gateway } from '../llm/gateway.js';
+import type { JuryRuntime } from '../jury/runtime.js';
+import { createGateway } from '../llm/gateway.js';
 import { createLocalProvider } from '../llm/local-provider.js';
 import { createOpenAIProvider } from '../llm/openai-provider.js';
 import { resolveModelPath } from '../models/cache.js';
@@ -30,11 +31,8 @@ export interface RuntimeOptions {
   onClose?: () => Promise<void>;
 }
 
-export interface Runtime {
-  jury: JuryContext;
-  gateway: Gateway;
-  close(): Promise<void>;
-}
+/** What a command holds while it judges (the interface lives with the jury, which offline jobs may use). */
+export type { JuryRuntime as Runtime } from '../jury/runtime.js';
 
 /** The endpoint settings the gateway gets: served ones as given, local models resolved. */
 function gatewayEndpoints(opts: RuntimeOptions): Record<string, EndpointConfig> {
@@ -53,7 +51,7 @@ function gatewayEndpoints(opts: RuntimeOptions): Record<string, EndpointConfig> 
  * Everything a command needs to judge records: the gateway over the config's endpoints and the
  * prompt set. What stands behind an endpoint is the caller's business (see `served`).
  */
-export async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
+export async function openRuntime(opts: RuntimeOptions): Promise<JuryRuntime> {
   const { config } = opts;
   const gateway = createGateway({
     endpoints: gatewayEndpoints(opts),

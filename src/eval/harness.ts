@@ -3,7 +3,7 @@ import type { TraceRecord } from '../../schemas/trace.js';
 import type { Verdict } from '../../schemas/verdict.js';
 import type { JudgeInput } from '../jury/judge.js';
 import type { PriceTable } from '../llm/ledger.js';
-import type { Runtime } from '../compose/runtime.js';
+import type { JuryRuntime } from '../jury/runtime.js';
 import { costTable } from './cost.js';
 import { goldOf, stepLabels } from './gold.js';
 import { knockout, type Phase2Runner, phase2System } from './knockout.js';
@@ -24,7 +24,7 @@ export interface EvaluateInput {
   /** ... or final predictions only (shards carry no Phase 1 judgements) */
   predictions?: ReadonlyMap<string, StepPrediction>;
   /** a live jury: needed to re-run Phase 2 for the knockout and the moderator sweep */
-  runtime?: Runtime;
+  runtime?: JuryRuntime;
   inputs?: ReadonlyMap<string, JudgeInput>;
   unprepared?: number;
   knockout?: boolean;

@@ -8,7 +8,7 @@ import { deliberate } from '../jury/deliberation/index.js';
 import { type JudgeInput, judgeRecord } from '../jury/judge.js';
 import { minJurors, seatWithSeed } from '../jury/seats.js';
 import { prepareRecord } from '../pipeline/prepare.js';
-import type { Runtime } from '../compose/runtime.js';
+import type { JuryRuntime } from '../jury/runtime.js';
 import { createRng } from '../util/prng.js';
 import type { Phase2Runner } from './knockout.js';
 
@@ -50,7 +50,7 @@ export interface JudgedRecords {
 }
 
 /** Judge records with bounded concurrency (simulated endpoints got the records' gold when they were built). */
-export async function judgeRecords(runtime: Runtime, records: readonly TraceRecord[], opts: { concurrency: number; onDone?: () => void }): Promise<JudgedRecords> {
+export async function judgeRecords(runtime: JuryRuntime, records: readonly TraceRecord[], opts: { concurrency: number; onDone?: () => void }): Promise<JudgedRecords> {
   const out: JudgedRecords = { verdicts: [], inputs: new Map(), unprepared: [] };
   const queue = new PQueue({ concurrency: opts.concurrency });
   const results = await Promise.all(
@@ -78,7 +78,7 @@ export async function judgeRecords(runtime: Runtime, records: readonly TraceReco
  * Phase 2 by consolidation over given judgements, as judgeRecord runs it: too few successful
  * jurors is a failed record; a failed consolidation call falls back to the merged union.
  */
-export function consolidationRunner(runtime: Runtime, inputs: ReadonlyMap<string, JudgeInput>, seat: ParticipantConfig, label = `consolidation by ${seat.model}`): Phase2Runner {
+export function consolidationRunner(runtime: JuryRuntime, inputs: ReadonlyMap<string, JudgeInput>, seat: ParticipantConfig, label = `consolidation by ${seat.model}`): Phase2Runner {
   const config = runtime.jury.config;
   const seated = seatWithSeed(seat);
   return {
@@ -98,7 +98,7 @@ export function consolidationRunner(runtime: Runtime, inputs: ReadonlyMap<string
  * judgements are passed (knockout) and `moderator` takes the chair (sweep); deliberation
  * itself falls back to the Phase 1 aggregate when its extraction fails.
  */
-export function deliberationRunner(runtime: Runtime, inputs: ReadonlyMap<string, JudgeInput>, moderator: ParticipantConfig, label = `deliberation moderated by ${moderator.model}`): Phase2Runner {
+export function deliberationRunner(runtime: JuryRuntime, inputs: ReadonlyMap<string, JudgeInput>, moderator: ParticipantConfig, label = `deliberation moderated by ${moderator.model}`): Phase2Runner {
   const base = runtime.jury.config;
   return {
     label,

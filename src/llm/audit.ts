@@ -7,7 +7,7 @@ import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Phase } from '../../schemas/usage.js';
 import type { FinishReason } from './finish-reason.js';
-import type { Redactor } from './redact.js';
+import type { Redactor } from '../util/redact.js';
 import type { ChatMessage } from './types.js';
 
 /**

@@ -26,7 +26,7 @@ import { Ledger } from './ledger.js';
 import { createLimiter, type Limiter } from './limits.js';
 import { providerAttempt, stackAttempt, stackCalls, type AttemptLayer, type CallHandler, type EndpointHandle } from './model.js';
 import { createOpenAIProvider } from './openai-provider.js';
-import { createRedactor } from './redact.js';
+import { createRedactor } from '../util/redact.js';
 import type { SleepFn } from './retry.js';
 import type { CallContext, CallResult, ChatMessage, ChatRequest, EndpointConfig, ModelGateway, ParticipantConfig, Provider } from './types.js';
 

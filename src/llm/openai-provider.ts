@@ -11,7 +11,7 @@
 import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { toFinishReason } from './finish-reason.js';
-import { createRedactor, type Redactor } from './redact.js';
+import { createRedactor, type Redactor } from '../util/redact.js';
 import { ProviderError, type ChatRequest, type ChatResponse, type EndpointConfig, type Provider } from './types.js';
 
 const RETRYABLE_STATUS = new Set([408, 409, 429]);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { loadBenchmark } from '../../src/eval/adapters/index.js';
 import { MISSING_DATA_MESSAGE, sharedDataDir } from '../../src/eval/data.js';
 import { sampleRecords } from '../../src/eval/run.js';
-import { simulatedLadder } from '../../src/eval/sim-ladder.js';
+import { simulatedLadder } from '../../src/cli/sim-ladder.js';
 
 /**
  * Acceptance: the aggregation ladder with simulated jurors of known rates over 1,000 ProcessBench

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createAuditLog, type AuditEntry } from '../../src/llm/audit.js';
-import { createRedactor } from '../../src/llm/redact.js';
+import { createRedactor } from '../../src/util/redact.js';
 
 function entry(i: number, content: string): AuditEntry {
   return {

@@ -18,7 +18,7 @@ import { countUsage, newMeter, usageOf } from '../../src/llm/layers/usage.js';
 import { Ledger } from '../../src/llm/ledger.js';
 import { createLimiter } from '../../src/llm/limits.js';
 import { providerAttempt, type Attempt, type AttemptInfo, type CallHandler, type CallInfo, type Completion, type ModelCall } from '../../src/llm/model.js';
-import { createRedactor } from '../../src/llm/redact.js';
+import { createRedactor } from '../../src/util/redact.js';
 import { ModelCallError, ProviderError, type CallResult, type ChatRequest } from '../../src/llm/types.js';
 
 const seat = ParticipantConfig.parse({ id: 'juror-a', endpoint: 'ep', model: 'm' });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createRedactor, REDACTED, redactDeep, redactSecrets, secretValues } from '../../src/llm/redact.js';
+import { createRedactor, REDACTED, redactDeep, redactSecrets, secretValues } from '../../src/util/redact.js';
 
 const env = {
   OPENAI_API_KEY: 'sk-live-abcdef123456',

@@ -4,7 +4,7 @@
  * redacted (errors the provider made itself are already ProviderErrors and pass as they are).
  */
 import type { AttemptLayer, Completion } from '../model.js';
-import type { Redactor } from '../redact.js';
+import type { Redactor } from '../../util/redact.js';
 import { abortReason } from '../retry.js';
 import { ProviderError } from '../types.js';
 

@@ -3,20 +3,19 @@ import type { Impact } from '../../schemas/defect.js';
 import { parseConfig } from '../config/load.js';
 import { openRuntime } from '../compose/runtime.js';
 import { buildGoldIndex, createSimProvider, modelProfile, parseProfile, type ProfileFileInput } from '../sim/index.js';
-import { predictedMetrics, predictLadder } from './analytic.js';
-import { evaluate } from './harness.js';
-import { evalConfig, judgeRecords } from './run.js';
-import { DEFAULT_SCORE_OPTIONS, type ScoreOptions } from './score.js';
-import type { LoadedBenchmark } from './types.js';
+import { predictedMetrics, predictLadder } from '../eval/analytic.js';
+import { evaluate } from '../eval/harness.js';
+import { evalConfig, judgeRecords } from '../eval/run.js';
+import { DEFAULT_SCORE_OPTIONS, type ScoreOptions } from '../eval/score.js';
+import type { LoadedBenchmark } from '../eval/types.js';
 
 /**
  * A jury of simulated jurors with known per-step rates, for checking the ladder against what the
  * rates predict. Every finding cites one step (adjacent_rate 0), no severity is neutral and no
- * call fails, so the predictions of analytic.ts are exact in expectation.
+ * call fails, so the predictions of src/eval/analytic.ts are exact in expectation.
  *
- * The one module outside src/cli and src/sim that imports the simulator: it is the simulated
- * ladder itself, run by test/eval/ladder-sim.test.ts and `npm run bench -- eval-ladder`, and no
- * command of the CLI reaches it.
+ * It composes the simulator with the evaluation code, so it sits with the other composition
+ * in src/cli; test/eval/ladder-sim.test.ts and `npm run bench -- eval-ladder` run it.
  */
 export const LADDER_PROFILE: ProfileFileInput = {
   seed: 2026,

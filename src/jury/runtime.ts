@@ -1,0 +1,12 @@
+import type { Gateway } from '../llm/gateway.js';
+import type { JuryContext } from './judge.js';
+
+/**
+ * What a command holds while it judges: the jury's context (config, prompts, model gateway)
+ * and the gateway itself, closed when done. src/compose/runtime.ts builds it.
+ */
+export interface JuryRuntime {
+  jury: JuryContext;
+  gateway: Gateway;
+  close(): Promise<void>;
+}
