@@ -3,14 +3,13 @@
  * bodies the CLI sent (captured by the fake server), 32 in flight and at most 64 starts per
  * second (p-queue's interval limit), and parses each reply's JSON content. Nothing else.
  *
- * Usage: node whole-run-bare.js <bodies.jsonl> <base_url> [--undici]
+ * Usage: node whole-run-bare.js <bodies.jsonl> <base_url> [--undici]  (env WHOLE_RUN_BARE_WINDOW, below)
  * --undici sends through an undici Agent as src/llm/openai-provider.ts does (a side row that
  * separates the transport's cost from the rest of the product's).
  */
 import OpenAI from 'openai';
 import PQueue from 'p-queue';
 import { readFileSync } from 'node:fs';
-import { Agent, fetch as undiciFetch } from 'undici';
 
 const [bodiesPath, baseURL, flag] = process.argv.slice(2) as [string, string, string | undefined];
 const bodies = readFileSync(bodiesPath, 'utf8')
@@ -18,18 +17,23 @@ const bodies = readFileSync(bodiesPath, 'utf8')
   .filter((l) => l.length > 0)
   .map((l) => JSON.parse(l) as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming);
 
-const agent = flag === '--undici' ? new Agent({ connections: 32, keepAliveTimeout: 30_000 }) : null;
+// Imported only when asked: loading the undici package installs its Agent as the global
+// dispatcher, which Node's built-in fetch would then use too.
+const undici = flag === '--undici' ? await import('undici') : null;
+const agent = undici ? new undici.Agent({ connections: 32, keepAliveTimeout: 30_000 }) : null;
 const client = new OpenAI({
   apiKey: 'not-needed',
   baseURL,
   maxRetries: 0,
   timeout: 35_000,
   logLevel: 'off',
-  ...(agent
-    ? { fetch: ((url: string, init?: RequestInit) => undiciFetch(url, { ...(init as Record<string, unknown>), dispatcher: agent } as Parameters<typeof undiciFetch>[1])) as unknown as typeof globalThis.fetch }
+  ...(undici && agent
+    ? { fetch: ((url: string, init?: RequestInit) => undici.fetch(url, { ...(init as Record<string, unknown>), dispatcher: agent } as Parameters<typeof undici.fetch>[1])) as unknown as typeof globalThis.fetch }
     : {}),
 });
-const queue = new PQueue({ concurrency: 32, intervalCap: 64, interval: 1000, strict: true });
+// WHOLE_RUN_BARE_WINDOW="3/47" (starts/ms) tries the product's finer rate window (src/llm/limits.ts).
+const [cap, ms] = (process.env.WHOLE_RUN_BARE_WINDOW ?? '64/1000').split('/').map(Number) as [number, number];
+const queue = new PQueue({ concurrency: 32, intervalCap: cap, interval: ms, strict: true });
 let failed = 0;
 let findings = 0;
 await Promise.all(

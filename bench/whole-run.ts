@@ -184,7 +184,7 @@ function row(client: string, m: Measured, s: ServerStats): Row {
 }
 
 function table(rows: readonly Row[]): string {
-  const bare = rows.find((r) => r.client.startsWith('bare'))!;
+  const bare = rows.find((r) => r.client.startsWith('bare'));
   const lines = [
     '| client | calls | wall s | first request s | calls/s (whole run) | calls/s (steady) | fraction of the limit (whole / steady) | CPU ms per call | CPU ms per call after the first request | ratio to bare |',
     '|---|---|---|---|---|---|---|---|---|---|',
@@ -192,7 +192,7 @@ function table(rows: readonly Row[]): string {
   for (const r of rows) {
     const after = r.cpuPerCallAfterFirst === null ? '–' : fmt(r.cpuPerCallAfterFirst, 2);
     lines.push(
-      `| ${r.client} | ${r.calls} | ${fmt(r.wallS, 1)} | ${fmt(r.firstS, 2)} | ${fmt(r.wholeRate, 1)} | ${fmt(r.steadyRate, 1)} | **${fmt(r.wholeRate / LIMIT_PER_S, 3)}** / ${fmt(r.steadyRate / LIMIT_PER_S, 3)} | ${fmt(r.cpuPerCall, 2)} | ${after} | **${fmt(r.cpuPerCall / bare.cpuPerCall, 2)}** |`,
+      `| ${r.client} | ${r.calls} | ${fmt(r.wallS, 1)} | ${fmt(r.firstS, 2)} | ${fmt(r.wholeRate, 1)} | ${fmt(r.steadyRate, 1)} | **${fmt(r.wholeRate / LIMIT_PER_S, 3)}** / ${fmt(r.steadyRate / LIMIT_PER_S, 3)} | ${fmt(r.cpuPerCall, 2)} | ${after} | ${bare ? `**${fmt(r.cpuPerCall / bare.cpuPerCall, 2)}**` : '–'} |`,
     );
   }
   return lines.join('\n');
@@ -203,7 +203,8 @@ async function runCli(dir: string, server: FakeServer, nRecords: number, nodeArg
   const config = join(dir, 'jury.json');
   writeConfig(config, server.url, join(dir, 'cache'));
   await server.reset(join(dir, 'bodies.jsonl'));
-  const args = [CLI, 'run', '-c', config, '-i', join(dir, 'input.jsonl'), '-o', join(dir, 'out'), '--concurrency', '48', '--progress', 'none', '--no-cache'];
+  const extra = (process.env.WHOLE_RUN_CLI_ARGS ?? '').split(' ').filter(Boolean);
+  const args = [CLI, 'run', '-c', config, '-i', join(dir, 'input.jsonl'), '-o', join(dir, 'out'), '--concurrency', '48', '--progress', 'none', '--no-cache', ...extra];
   const m = await measure(dir, 'cli', nodeArgs, args);
   const s = await server.stats();
   const clean = /clean verdicts\s+(\d+)/.exec(m.stdout)?.[1];
@@ -213,9 +214,9 @@ async function runCli(dir: string, server: FakeServer, nRecords: number, nodeArg
   return row('`reasoning-jury run`', m, s);
 }
 
-async function runBare(dir: string, server: FakeServer, undici: boolean): Promise<Row> {
+async function runBare(dir: string, server: FakeServer, undici: boolean, nodeArgs: string[]): Promise<Row> {
   await server.reset(null);
-  const m = await measure(dir, undici ? 'bare-undici' : 'bare', [], [here('./whole-run-bare.js'), join(dir, 'bodies.jsonl'), server.url, ...(undici ? ['--undici'] : [])]);
+  const m = await measure(dir, undici ? 'bare-undici' : 'bare', nodeArgs, [here('./whole-run-bare.js'), join(dir, 'bodies.jsonl'), server.url, ...(undici ? ['--undici'] : [])]);
   const s = await server.stats();
   const out = JSON.parse(m.stdout.trim().split('\n').at(-1)!) as { failed: number };
   if (out.failed > 0) throw new Error(`bare client: ${out.failed} calls failed`);
@@ -224,7 +225,10 @@ async function runBare(dir: string, server: FakeServer, undici: boolean): Promis
 
 /**
  * `npm run bench -- whole-run`. WHOLE_RUN_RECORDS overrides the record count (quick checks);
- * WHOLE_RUN_NODE_ARGS adds node flags to the CLI run only (e.g. "--cpu-prof --cpu-prof-dir=/tmp/p").
+ * WHOLE_RUN_NODE_ARGS adds node flags to every measured client (e.g. "--cpu-prof --cpu-prof-dir=/tmp/p");
+ * WHOLE_RUN_CLI_ARGS adds arguments to `run` (e.g. "--max-heap-mb 0"); WHOLE_RUN_CLIENTS=bare,bare-undici
+ * picks the bare rows to run after the CLI (default both); WHOLE_RUN_KEEP keeps the temporary
+ * folder (input, config, captured bodies, shards).
  */
 export async function benchWholeRun(nRecords = Number(process.env.WHOLE_RUN_RECORDS ?? 800)): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'rj-whole-'));
@@ -232,7 +236,10 @@ export async function benchWholeRun(nRecords = Number(process.env.WHOLE_RUN_RECO
   try {
     const source = writeInput(join(dir, 'input.jsonl'), nRecords);
     const nodeArgs = (process.env.WHOLE_RUN_NODE_ARGS ?? '').split(' ').filter(Boolean);
-    const rows = [await runCli(dir, server, nRecords, nodeArgs), await runBare(dir, server, false), await runBare(dir, server, true)];
+    const only = process.env.WHOLE_RUN_CLIENTS?.split(',');
+    const rows = [await runCli(dir, server, nRecords, nodeArgs)];
+    if (!only || only.includes('bare')) rows.push(await runBare(dir, server, false, nodeArgs));
+    if (!only || only.includes('bare-undici')) rows.push(await runBare(dir, server, true, nodeArgs));
     const caps = rows.map((r) => `${r.client}: ${r.maxInFlight} in flight, ${r.maxPerSecond} in 1 s`).join('; ');
     return [
       `Whole run against a fake OpenAI-compatible endpoint in a child process (every call answered after 500 ms), ${nRecords} records (${source}) x 4 calls (3 jurors + consolidation), cache off; every client limited to ${IN_FLIGHT} calls in flight and ${LIMIT_PER_S} calls/s, so the ceiling is ${LIMIT_PER_S} calls/s. The bare clients replay the request bodies the CLI sent. CPU is user + system of the whole client process, startup included.`,
