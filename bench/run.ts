@@ -7,6 +7,7 @@ import { benchKafka } from './kafka.js';
 import { benchLocal } from './local.js';
 import { benchSegmentation } from './segment.js';
 import { benchThroughput } from './throughput.js';
+import { benchWholeRun } from './whole-run.js';
 
 /** `npm run bench [-- name...]`: prints Markdown tables for docs/benchmarks.md. */
 const BENCHES: Record<string, () => Promise<string> | string> = {
@@ -18,6 +19,7 @@ const BENCHES: Record<string, () => Promise<string> | string> = {
   local: () => benchLocal(),
   deliberation: () => benchDeliberation(),
   kafka: () => benchKafka(),
+  'whole-run': () => benchWholeRun(),
 };
 
 const wanted = process.argv.slice(2);

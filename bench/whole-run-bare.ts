@@ -1,0 +1,52 @@
+/**
+ * Bare-client baseline of the whole-run benchmark: the same `openai` package sends the request
+ * bodies the CLI sent (captured by the fake server), 32 in flight and at most 64 starts per
+ * second (p-queue's interval limit), and parses each reply's JSON content. Nothing else.
+ *
+ * Usage: node whole-run-bare.js <bodies.jsonl> <base_url> [--undici]  (env WHOLE_RUN_BARE_WINDOW, below)
+ * --undici sends through an undici Agent as src/llm/openai-provider.ts does (a side row that
+ * separates the transport's cost from the rest of the product's).
+ */
+import OpenAI from 'openai';
+import PQueue from 'p-queue';
+import { readFileSync } from 'node:fs';
+
+const [bodiesPath, baseURL, flag] = process.argv.slice(2) as [string, string, string | undefined];
+const bodies = readFileSync(bodiesPath, 'utf8')
+  .split('\n')
+  .filter((l) => l.length > 0)
+  .map((l) => JSON.parse(l) as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming);
+
+// Imported only when asked: loading the undici package installs its Agent as the global
+// dispatcher, which Node's built-in fetch would then use too.
+const undici = flag === '--undici' ? await import('undici') : null;
+const agent = undici ? new undici.Agent({ connections: 32, keepAliveTimeout: 30_000 }) : null;
+const client = new OpenAI({
+  apiKey: 'not-needed',
+  baseURL,
+  maxRetries: 0,
+  timeout: 35_000,
+  logLevel: 'off',
+  ...(undici && agent
+    ? { fetch: ((url: string, init?: RequestInit) => undici.fetch(url, { ...(init as Record<string, unknown>), dispatcher: agent } as Parameters<typeof undici.fetch>[1])) as unknown as typeof globalThis.fetch }
+    : {}),
+});
+// WHOLE_RUN_BARE_WINDOW="3/47" (starts/ms) tries the product's finer rate window (src/llm/limits.ts).
+const [cap, ms] = (process.env.WHOLE_RUN_BARE_WINDOW ?? '64/1000').split('/').map(Number) as [number, number];
+const queue = new PQueue({ concurrency: 32, intervalCap: cap, interval: ms, strict: true });
+let failed = 0;
+let findings = 0;
+await Promise.all(
+  bodies.map((body) =>
+    queue.add(async () => {
+      try {
+        const c = await client.chat.completions.create(body);
+        findings += (JSON.parse(c.choices[0]?.message.content ?? '{}') as { negatives?: unknown[] }).negatives?.length ?? 0;
+      } catch {
+        failed += 1;
+      }
+    }),
+  ),
+);
+await agent?.close();
+process.stdout.write(JSON.stringify({ calls: bodies.length, failed, findings }) + '\n');

@@ -1,0 +1,256 @@
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { benchRecords, fmt } from './common.js';
+
+/**
+ * Whole-run speed (issue 12, point 9): the real `reasoning-jury run` against a fake
+ * OpenAI-compatible endpoint in a child process (500 ms per call), beside a bare script that
+ * sends the same request bodies with the same `openai` client. Both are limited to 32 calls in
+ * flight and 64 calls/s, so 64 calls/s is the ceiling; the question is how close each gets and
+ * how much CPU each spends per call.
+ */
+
+const LIMIT_PER_S = 64;
+const IN_FLIGHT = 32;
+const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
+const CLI = here('../src/cli/main.js');
+
+interface FakeServer {
+  url: string;
+  /** Start a new measured run; `capture` receives every request body as JSONL. */
+  reset(capture: string | null): Promise<void>;
+  stats(): Promise<ServerStats>;
+  close(): Promise<void>;
+}
+
+interface ServerStats {
+  arrivals: number[];
+  maxInFlight: number;
+  kinds: Record<string, number>;
+}
+
+async function startFakeServer(): Promise<FakeServer> {
+  const child = fork(here('./whole-run-server.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const next = <T>(type: string) =>
+    new Promise<T>((resolve, reject) => {
+      const onMsg = (m: { type: string } & T) => {
+        if (m.type !== type) return;
+        child.off('message', onMsg);
+        child.off('exit', onExit);
+        resolve(m);
+      };
+      const onExit = (code: number | null) => reject(new Error(`fake server exited with code ${code}`));
+      child.on('message', onMsg);
+      child.once('exit', onExit);
+    });
+  const { url } = await next<{ url: string }>('ready');
+  return {
+    url,
+    async reset(capture) {
+      const done = next('reset');
+      child.send({ type: 'reset', capture });
+      await done;
+    },
+    async stats() {
+      const s = next<ServerStats>('stats');
+      child.send({ type: 'stats' });
+      return s;
+    },
+    async close() {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.send({ type: 'close' });
+      await exited;
+    },
+  };
+}
+
+/** 800 ProcessBench records (gsm8k + math, as the other benchmarks use them) as the CLI's JSONL input. */
+function writeInput(path: string, n: number): string {
+  const { records, source } = benchRecords(n);
+  writeFileSync(path, records.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  return source;
+}
+
+/** The embedded default jury's shape (3 jurors + consolidation), every seat on the fake endpoint. */
+function writeConfig(path: string, url: string, cacheDir: string): void {
+  const models = ['sim-juror-a', 'sim-juror-b', 'sim-juror-c', 'sim-consolidator'];
+  const config = {
+    endpoints: { fake: { kind: 'openai', base_url: url, max_concurrency: IN_FLIGHT, requests_per_second: LIMIT_PER_S, timeout_ms: 30_000 } },
+    jurors: models.slice(0, 3).map((model, i) => ({ id: `jury-${i}`, endpoint: 'fake', model })),
+    consolidator: { id: 'consolidator', endpoint: 'fake', model: 'sim-consolidator' },
+    mode: 'consolidation',
+    cache: { enabled: false, dir: cacheDir },
+    prices: Object.fromEntries(models.map((m) => [m, { input_per_mtok: 0.15, output_per_mtok: 0.62 }])),
+  };
+  writeFileSync(path, JSON.stringify(config, null, 2));
+}
+
+interface Measured {
+  t0: number;
+  wallMs: number;
+  cpuMs: number;
+  /** CPU the process had used when the first request reached the server (from /proc samples). */
+  cpuBeforeFirstMs: (firstAt: number) => number | null;
+  stdout: string;
+  stderr: string;
+}
+
+const TICK_MS = 1000 / 100; // USER_HZ on Linux
+
+/** user + system CPU of a running process from /proc, or null off Linux. */
+function procCpuMs(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) * TICK_MS;
+  } catch {
+    return null;
+  }
+}
+
+/** Runs `node [nodeArgs] script args` with the CPU probe preloaded; exit CPU from the probe, the rest sampled. */
+async function measure(dir: string, name: string, nodeArgs: string[], args: string[]): Promise<Measured> {
+  const report = join(dir, `${name}.cpu.json`);
+  const probe = pathToFileURL(here('./whole-run-cpu.js')).href;
+  const t0 = Date.now();
+  const child: ChildProcess = spawn(process.execPath, ['--import', probe, ...nodeArgs, ...args], { env: { ...process.env, RJ_CPU_REPORT: report }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const samples: Array<[number, number]> = [];
+  const sampler = setInterval(() => {
+    const c = procCpuMs(child.pid!);
+    if (c !== null) samples.push([Date.now(), c]);
+  }, 50);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const wallMs = Date.now() - t0;
+  clearInterval(sampler);
+  if (code !== 0 || !existsSync(report)) throw new Error(`${name} exited with code ${code}:\n${stderr.slice(-4000)}`);
+  const u = JSON.parse(readFileSync(report, 'utf8')) as { user_us: number; system_us: number };
+  const cpuBeforeFirstMs = (firstAt: number) => {
+    const before = samples.filter(([t]) => t <= firstAt).at(-1);
+    return before ? before[1] : null;
+  };
+  return { t0, wallMs, cpuMs: (u.user_us + u.system_us) / 1000, cpuBeforeFirstMs, stdout, stderr };
+}
+
+interface Row {
+  client: string;
+  calls: number;
+  wallS: number;
+  firstS: number;
+  wholeRate: number;
+  steadyRate: number;
+  cpuPerCall: number;
+  cpuPerCallAfterFirst: number | null;
+  maxInFlight: number;
+  maxPerSecond: number;
+}
+
+/** Most requests that arrived within any 1-second window. */
+function maxPerSecond(arrivals: readonly number[]): number {
+  let best = 0;
+  for (let lo = 0, hi = 0; hi < arrivals.length; hi++) {
+    while (arrivals[hi]! - arrivals[lo]! >= 1000) lo++;
+    best = Math.max(best, hi - lo + 1);
+  }
+  return best;
+}
+
+function row(client: string, m: Measured, s: ServerStats): Row {
+  const a = [...s.arrivals].sort((x, y) => x - y);
+  const n = a.length;
+  if (n < 10) throw new Error(`${client}: only ${n} requests reached the fake server`);
+  // Steady state: the middle 80 % of the requests by arrival, leaving out ramp-up and ramp-down.
+  const lo = Math.floor(n * 0.1);
+  const hi = Math.ceil(n * 0.9) - 1;
+  const before = m.cpuBeforeFirstMs(a[0]!);
+  return {
+    client,
+    calls: n,
+    wallS: m.wallMs / 1000,
+    firstS: (a[0]! - m.t0) / 1000,
+    wholeRate: n / (m.wallMs / 1000),
+    steadyRate: (hi - lo) / ((a[hi]! - a[lo]!) / 1000),
+    cpuPerCall: m.cpuMs / n,
+    cpuPerCallAfterFirst: before === null ? null : (m.cpuMs - before) / n,
+    maxInFlight: s.maxInFlight,
+    maxPerSecond: maxPerSecond(a),
+  };
+}
+
+function table(rows: readonly Row[]): string {
+  const bare = rows.find((r) => r.client.startsWith('bare'));
+  const lines = [
+    '| client | calls | wall s | first request s | calls/s (whole run) | calls/s (steady) | fraction of the limit (whole / steady) | CPU ms per call | CPU ms per call after the first request | ratio to bare |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const r of rows) {
+    const after = r.cpuPerCallAfterFirst === null ? '–' : fmt(r.cpuPerCallAfterFirst, 2);
+    lines.push(
+      `| ${r.client} | ${r.calls} | ${fmt(r.wallS, 1)} | ${fmt(r.firstS, 2)} | ${fmt(r.wholeRate, 1)} | ${fmt(r.steadyRate, 1)} | **${fmt(r.wholeRate / LIMIT_PER_S, 3)}** / ${fmt(r.steadyRate / LIMIT_PER_S, 3)} | ${fmt(r.cpuPerCall, 2)} | ${after} | ${bare ? `**${fmt(r.cpuPerCall / bare.cpuPerCall, 2)}**` : '–'} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/** The CLI run; checks every record was judged cleanly with exactly one call per seat (no re-asks). */
+async function runCli(dir: string, server: FakeServer, nRecords: number, nodeArgs: string[]): Promise<Row> {
+  const config = join(dir, 'jury.json');
+  writeConfig(config, server.url, join(dir, 'cache'));
+  await server.reset(join(dir, 'bodies.jsonl'));
+  const extra = (process.env.WHOLE_RUN_CLI_ARGS ?? '').split(' ').filter(Boolean);
+  const args = [CLI, 'run', '-c', config, '-i', join(dir, 'input.jsonl'), '-o', join(dir, 'out'), '--concurrency', '48', '--progress', 'none', '--no-cache', ...extra];
+  const m = await measure(dir, 'cli', nodeArgs, args);
+  const s = await server.stats();
+  const clean = /clean verdicts\s+(\d+)/.exec(m.stdout)?.[1];
+  if (Number(clean) !== nRecords || s.kinds.juror !== 3 * nRecords || s.kinds.consolidation !== nRecords) {
+    throw new Error(`CLI run was not ${nRecords} clean verdicts of 4 calls each: requests ${JSON.stringify(s.kinds)}\n${m.stdout}\n${m.stderr.slice(-2000)}`);
+  }
+  return row('`reasoning-jury run`', m, s);
+}
+
+async function runBare(dir: string, server: FakeServer, undici: boolean, nodeArgs: string[]): Promise<Row> {
+  await server.reset(null);
+  const m = await measure(dir, undici ? 'bare-undici' : 'bare', nodeArgs, [here('./whole-run-bare.js'), join(dir, 'bodies.jsonl'), server.url, ...(undici ? ['--undici'] : [])]);
+  const s = await server.stats();
+  const out = JSON.parse(m.stdout.trim().split('\n').at(-1)!) as { failed: number };
+  if (out.failed > 0) throw new Error(`bare client: ${out.failed} calls failed`);
+  return row(undici ? 'bare `openai` client, undici Agent as in the product' : 'bare `openai` client (default fetch)', m, s);
+}
+
+/**
+ * `npm run bench -- whole-run`. WHOLE_RUN_RECORDS overrides the record count (quick checks);
+ * WHOLE_RUN_NODE_ARGS adds node flags to every measured client (e.g. "--cpu-prof --cpu-prof-dir=/tmp/p");
+ * WHOLE_RUN_CLI_ARGS adds arguments to `run` (e.g. "--max-heap-mb 0"); WHOLE_RUN_CLIENTS=bare,bare-undici
+ * picks the bare rows to run after the CLI (default both); WHOLE_RUN_KEEP keeps the temporary
+ * folder (input, config, captured bodies, shards).
+ */
+export async function benchWholeRun(nRecords = Number(process.env.WHOLE_RUN_RECORDS ?? 800)): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'rj-whole-'));
+  const server = await startFakeServer();
+  try {
+    const source = writeInput(join(dir, 'input.jsonl'), nRecords);
+    const nodeArgs = (process.env.WHOLE_RUN_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    const only = process.env.WHOLE_RUN_CLIENTS?.split(',');
+    const rows = [await runCli(dir, server, nRecords, nodeArgs)];
+    if (!only || only.includes('bare')) rows.push(await runBare(dir, server, false, nodeArgs));
+    if (!only || only.includes('bare-undici')) rows.push(await runBare(dir, server, true, nodeArgs));
+    const caps = rows.map((r) => `${r.client}: ${r.maxInFlight} in flight, ${r.maxPerSecond} in 1 s`).join('; ');
+    return [
+      `Whole run against a fake OpenAI-compatible endpoint in a child process (every call answered after 500 ms), ${nRecords} records (${source}) x 4 calls (3 jurors + consolidation), cache off; every client limited to ${IN_FLIGHT} calls in flight and ${LIMIT_PER_S} calls/s, so the ceiling is ${LIMIT_PER_S} calls/s. The bare clients replay the request bodies the CLI sent. CPU is user + system of the whole client process, startup included.`,
+      '',
+      table(rows),
+      '',
+      `Most seen at the server: ${caps}. Target: fraction ≥ 0.95 and CPU ratio ≤ 1.2 against the default-fetch bare client.`,
+    ].join('\n');
+  } finally {
+    await server.close();
+    if (process.env.WHOLE_RUN_KEEP) process.stderr.write(`whole-run: kept ${dir}\n`);
+    else rmSync(dir, { recursive: true, force: true });
+  }
+}
