@@ -2,7 +2,7 @@ import PQueue from 'p-queue';
 import { parseConfig, defaultConfigInput } from '../src/config/load.js';
 import { judgeRecord } from '../src/jury/judge.js';
 import type { ChatRequest, ChatResponse, Provider } from '../src/llm/types.js';
-import { prepareRecord } from '../src/pipeline/prepare.js';
+import { prepareRecord } from '../src/pipeline/steps/segment.js';
 import { openRuntime } from '../src/compose/runtime.js';
 import { buildGoldIndex, createSimProvider, defaultProfile, withoutFaults } from '../src/sim/index.js';
 import { benchRecords, fmt } from './common.js';

@@ -10,7 +10,7 @@ import { deliberationSettings, triage, type Phase2Path } from '../src/jury/delib
 import type { AdaptivePolicy } from '../schemas/config.js';
 import { judgeRecord } from '../src/jury/judge.js';
 import type { ChatMessage, ChatRequest, Provider } from '../src/llm/types.js';
-import { prepareRecord } from '../src/pipeline/prepare.js';
+import { prepareRecord } from '../src/pipeline/steps/segment.js';
 import { openRuntime } from '../src/compose/runtime.js';
 import { buildGoldIndex, createSimProvider, parseProfile, type ProfileFileInput } from '../src/sim/index.js';
 import { packageRoot } from '../src/util/paths.js';

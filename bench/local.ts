@@ -7,7 +7,7 @@ import { judgeRecord } from '../src/jury/judge.js';
 import { defaultThreads, type Generation } from '../src/llm/local/engine.js';
 import { acquireEngine } from '../src/llm/local/registry.js';
 import { fetchModel } from '../src/models/fetch.js';
-import { prepareRecord } from '../src/pipeline/prepare.js';
+import { prepareRecord } from '../src/pipeline/steps/segment.js';
 import { phase1Messages } from '../src/prompts/build.js';
 import { loadPromptSet } from '../src/prompts/templates.js';
 import { openRuntime } from '../src/compose/runtime.js';

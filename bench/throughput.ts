@@ -1,7 +1,7 @@
 import PQueue from 'p-queue';
 import { parseConfig } from '../src/config/load.js';
 import { judgeRecord } from '../src/jury/judge.js';
-import { prepareRecord } from '../src/pipeline/prepare.js';
+import { prepareRecord } from '../src/pipeline/steps/segment.js';
 import { openRuntime } from '../src/compose/runtime.js';
 import { buildGoldIndex, parseProfile, startSimulator } from '../src/sim/index.js';
 import { benchRecords, fmt } from './common.js';

@@ -6,7 +6,7 @@ import { DEFAULT_MAX_STEPS, type JuryConfigInput } from '../schemas/config.js';
 import { defaultConfig, defaultConfigInput, parseConfig } from '../src/config/load.js';
 import { openRuntime } from '../src/compose/runtime.js';
 import { LocalObjectStore } from '../src/pipeline/object-store.js';
-import { prepareRecord } from '../src/pipeline/prepare.js';
+import { prepareRecord } from '../src/pipeline/steps/segment.js';
 import { mapRecord } from '../src/pipeline/record-mapping.js';
 import { ShardCommitter } from '../src/pipeline/shard-commit.js';
 import { readCommittedRows } from '../src/pipeline/shard-read.js';

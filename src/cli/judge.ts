@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { mapRecord } from '../pipeline/record-mapping.js';
-import { prepareRecord } from '../pipeline/prepare.js';
+import { prepareRecord } from '../pipeline/steps/segment.js';
 import { judgeRecord } from '../jury/judge.js';
 import { parseJsonInput, readStdin, UsageError, writeJson } from './io.js';
 import { JURY_OPTION_HELP, loadJuryConfig, openJury, type JuryOptions } from './jury-setup.js';

@@ -7,7 +7,7 @@ import { consolidate } from '../jury/consolidate.js';
 import { deliberate } from '../jury/deliberation/index.js';
 import { type JudgeInput, judgeRecord } from '../jury/judge.js';
 import { minJurors, seatWithSeed } from '../jury/seats.js';
-import { prepareRecord } from '../pipeline/prepare.js';
+import { prepareRecord } from '../pipeline/steps/segment.js';
 import type { JuryRuntime } from '../jury/runtime.js';
 import { createRng } from '../util/prng.js';
 import type { Phase2Runner } from './knockout.js';

@@ -3,6 +3,9 @@
  * source item at intake and each step fills one more field; whichever step fails sets `dead`
  * and the later steps pass it through untouched. The range writer stores either its rows or
  * its dead letter, so every record that entered leaves one way or the other.
+ *
+ * A step (./steps/) takes the envelope and returns it with its own field filled, or with `dead`
+ * set; `runSteps` runs them in order.
  */
 import { type DeadLetterRow, truncateRaw } from '../../schemas/outputs.js';
 import type { SourcePosition, TraceRecord } from '../../schemas/trace.js';
@@ -35,4 +38,30 @@ export function deadLetter(position: SourcePosition, error: string, rawText: str
 /** The envelope leaving as a dead letter, with the record (or the raw row) kept as its text. */
 export function fail(env: Envelope, error: string, rawText: string): Envelope {
   return { ...env, dead: deadLetter(env.position, error, rawText) };
+}
+
+/**
+ * One small piece of work on a record (segment, judge, derive, assign taxonomy...). A step
+ * takes the envelope and returns it with its own field filled, or with `dead` set.
+ */
+export interface PipelineStep {
+  readonly name: string;
+  run(env: Envelope): Envelope | Promise<Envelope>;
+}
+
+/**
+ * Runs the steps in order until one sets `dead`. A step that throws is a bug, not bad input;
+ * the record must not be lost to it, so it leaves as a dead letter that says so.
+ */
+export async function runSteps(steps: readonly PipelineStep[], start: Envelope): Promise<Envelope> {
+  let env = start;
+  for (const step of steps) {
+    if (env.dead) return env;
+    try {
+      env = await step.run(env);
+    } catch (err) {
+      return fail(env, `internal error while judging: ${(err as Error).message}`, JSON.stringify(env.record));
+    }
+  }
+  return env;
 }

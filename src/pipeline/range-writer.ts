@@ -6,15 +6,25 @@
  *     └──(unit revoked before writing)──► dropped
  *
  * Records finish in any order; the writer keeps them by source offset so a rebuilt range has
- * the same bytes whatever the timing.
+ * the same bytes whatever the timing. `commitRange` below is the commit protocol, in one place:
+ *
+ *   1. its manifest is already there        → existing (a restart, or another writer won)
+ *   2. a streaming source refuses the write → skipped | conflicted, nothing written
+ *   3. sinks publish the range (Kafka verdict events, dead-letter topic), then its part files
+ *      and manifest are written             → committed (or existing, if a racer's manifest won)
+ *   4. the source is told the outcome, and the positions that are now safe are pulled from it
+ *      and handed back to be acknowledged (Kafka: committed to the group)
+ *
+ * Sinks publish before the manifest, so a crash repeats a publication rather than skip it.
  */
-import type { DeadLetterRow } from '../../schemas/outputs.js';
+import type { DeadLetterRow, RangeSettings } from '../../schemas/outputs.js';
 import type { DerivedRows } from '../derive/rows.js';
 import type { Envelope } from './envelope.js';
 import { positionString } from './positions.js';
 import type { PlannedRange } from './range-planner.js';
-import type { ShardRows } from './sink.js';
-import type { RangeClaim, RangeOutcome } from './source.js';
+import type { ShardCommitter } from './shard-commit.js';
+import type { CommitRequest, RangeSink, ShardRows } from './sink.js';
+import type { RangeClaim, RangeOutcome, Source } from './source.js';
 
 export type RangeState = 'open' | 'complete' | 'writing' | 'dropped' | RangeOutcome;
 
@@ -106,4 +116,53 @@ export class RangeWriter {
       dead_letters: [...this.dead.entries()].sort((a, b) => a[0] - b[0]).map(([, d]) => d),
     };
   }
+}
+
+// ---- The commit protocol ------------------------------------------------------------------
+
+export interface RangeCommitDeps {
+  committer: ShardCommitter;
+  source: Source;
+  sinks: readonly RangeSink[];
+  settings: RangeSettings;
+  log: (line: string) => void;
+}
+
+export function commitRequest(w: RangeWriter, settings: RangeSettings): CommitRequest {
+  const p = w.plan;
+  return {
+    source: w.source,
+    first: w.first,
+    last: w.last,
+    tables: w.tables(),
+    range: { unit: p.unit, unit_token: p.unitToken, first_offset: p.firstOffset, last_offset: p.lastOffset, records: p.items },
+    settings,
+  };
+}
+
+async function write(w: RangeWriter, deps: RangeCommitDeps): Promise<RangeOutcome> {
+  if (await deps.committer.committed(w.first, w.last)) return 'existing';
+  const clearance = (await deps.source.streaming?.clearance(w.claim())) ?? { write: true };
+  if (!clearance.write) {
+    deps.log(`reasoning-jury: range ${w.first}..${w.last} not written (${clearance.outcome}): ${clearance.reason}`);
+    return clearance.outcome;
+  }
+  const req = commitRequest(w, deps.settings);
+  for (const sink of deps.sinks) await sink.publish(req);
+  const res = await deps.committer.commit(req);
+  return res.alreadyCommitted ? 'existing' : 'committed';
+}
+
+/** Runs the protocol for a complete range and returns how it ended. */
+export async function commitRange(w: RangeWriter, deps: RangeCommitDeps): Promise<RangeOutcome> {
+  w.startWriting();
+  const outcome = await write(w, deps);
+  w.finish(outcome);
+  const streaming = deps.source.streaming;
+  if (streaming) {
+    streaming.rangeDone({ ...w.claim(), first: w.first, last: w.last, records: w.plan.items, outcome });
+    const safe = streaming.safeOffsets();
+    if (safe.length) await streaming.acknowledge(safe);
+  }
+  return outcome;
 }

@@ -5,10 +5,11 @@
  * (dotted paths). Limits stop absurd inputs before they reach the jury (token cost, memory).
  */
 import { z } from 'zod';
-import { DEFAULT_MAX_STEPS } from '../../schemas/config.js';
+import { DEFAULT_MAX_STEPS, type JuryConfig } from '../../schemas/config.js';
 import { FieldMapping, TraceRecord } from '../../schemas/trace.js';
 import type { SourcePosition } from '../../schemas/trace.js';
 import { stepCapReason } from '../segment/index.js';
+import { deadLetter, type Envelope } from './envelope.js';
 import {
   DEFAULT_MAX_RAW_TEXT_BYTES,
   formatLimit,
@@ -233,4 +234,39 @@ export function mapSourceItem(
   if (r.ok) return { ok: true, position: item.position, record: r.record };
   const raw = rawTextFromValue(item.raw, maxRawTextBytes);
   return { position: item.position, ok: false, error: r.error, rawText: raw.rawText, rawTextTruncated: raw.rawTextTruncated };
+}
+
+// ---- Intake: where a record enters the stage ----------------------------------------------
+// It runs when the record is pulled, before the steps, because the record's input size decides
+// which range it falls in (./range-planner.ts).
+
+export interface IntakeSettings {
+  /** where the record's fields live in the source rows */
+  mapping: FieldMapping;
+  /** a record's own steps list over this is a dead letter before it is parsed (segmentation.max_steps) */
+  maxSteps: number;
+}
+
+export const intakeSettings = (config: Pick<JuryConfig, 'input' | 'segmentation'>): IntakeSettings => ({ mapping: config.input.mapping, maxSteps: config.segmentation.max_steps });
+
+export interface Intake {
+  env: Envelope;
+  /** input size for range rotation: deterministic from the input, cheap to compute */
+  chars: number;
+}
+
+function recordChars(r: TraceRecord): number {
+  return r.problem.length + (r.trace?.length ?? 0) + (r.steps?.reduce((a, s) => a + s.length, 0) ?? 0) + (r.final_solution?.length ?? 0);
+}
+
+export function intake(item: SourceItem, settings: IntakeSettings): Intake {
+  const mapped = mapSourceItem(item, settings.mapping, { maxSteps: settings.maxSteps });
+  if (!mapped.ok) {
+    const dead = deadLetter(item.position, mapped.error, mapped.rawText, mapped.rawTextTruncated);
+    return { env: { position: item.position, item, dead }, chars: mapped.rawText.length };
+  }
+  const record = mapped.record;
+  // Connector facts (Kafka topic, offset, headers) go under the record's own meta fields.
+  if (item.ok && item.meta) record.meta = { ...item.meta, ...record.meta };
+  return { env: { position: item.position, item, record }, chars: recordChars(record) };
 }

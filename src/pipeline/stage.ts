@@ -1,7 +1,7 @@
 /**
  * The stage: pull → intake (map + validate) → steps (segment → judge → derive → taxonomy) →
- * range writer → range commit. The executor is this file; what happens to a record is the step
- * list (./steps/index.ts) and how a range becomes durable is ./range-commit.ts.
+ * range writer + commit. The executor is this file; what happens to a record is the step list
+ * (./steps/index.ts) and how a range becomes durable is ./range-writer.ts.
  *
  * Up to `concurrency` records run their steps at once and finish in any order. Each record
  * holds a window slot from the moment it is pulled until its range is committed, which bounds
@@ -9,20 +9,15 @@
  * rows or as a dead letter with its reason; nothing is dropped silently.
  */
 import PQueue from 'p-queue';
-import { countRange, countRecord, newCounters, type StageCounters } from './counters.js';
-import type { Envelope } from './envelope.js';
 import { unitToken } from './positions.js';
-import { commitRange, type RangeCommitDeps } from './range-commit.js';
 import { type PlannedRange, type RangeLimits, RangePlanner } from './range-planner.js';
-import { RangeWriter } from './range-writer.js';
+import { commitRange, type RangeCommitDeps, RangeWriter } from './range-writer.js';
 import type { ShardCommitter } from './shard-commit.js';
 import type { RangeSink } from './sink.js';
-import type { CommittedRanges, Source, SourceItem, UnitControl } from './source.js';
-import { runSteps, type PipelineStep } from './step.js';
-import { intake, type IntakeSettings } from './steps/map.js';
+import type { CommittedRanges, RangeOutcome, Source, SourceItem, UnitControl } from './source.js';
+import { runSteps, type Envelope, type PipelineStep } from './envelope.js';
+import { intake, type IntakeSettings } from './record-mapping.js';
 import { Window } from './window.js';
-
-export type { StageCounters } from './counters.js';
 
 export interface StageOptions {
   source: Source;
@@ -43,6 +38,61 @@ export interface StageOptions {
   /** stop pulling new records; what is in flight still finishes and is committed */
   signal?: AbortSignal;
   log?: (line: string) => void;
+}
+
+/** What the stage has done so far; the run summary and the progress line read it. */
+export interface StageCounters {
+  /** records pulled from the source (excluding those skipped as already committed) */
+  read: number;
+  skipped_committed: number;
+  in_flight: number;
+  judged: number;
+  clean: number;
+  degraded: number;
+  no_verdict: number;
+  dead_letters: number;
+  /** ranges whose shards are in the output: written now, or found written (a restart, a racing writer) */
+  ranges_committed: number;
+  records_committed: number;
+  /** ranges a streaming source told the stage not to write (partition moved, overlap); re-read */
+  ranges_not_written: number;
+  records_not_written: number;
+  /** records pulled but dropped unwritten because their unit was revoked (re-read by its next owner) */
+  dropped_revoked: number;
+  tokens_in: number;
+  tokens_out: number;
+  cost_usd: number;
+}
+
+export function newCounters(): StageCounters {
+  return { read: 0, skipped_committed: 0, in_flight: 0, judged: 0, clean: 0, degraded: 0, no_verdict: 0, dead_letters: 0, ranges_committed: 0, records_committed: 0, ranges_not_written: 0, records_not_written: 0, dropped_revoked: 0, tokens_in: 0, tokens_out: 0, cost_usd: 0 };
+}
+
+/** Counts a record that finished its steps. */
+export function countRecord(c: StageCounters, env: Envelope): void {
+  if (env.dead) {
+    c.dead_letters += 1;
+    return;
+  }
+  const v = env.verdict!;
+  const row = env.rows!.verdict;
+  c.judged += 1;
+  if (v.error) c.no_verdict += 1;
+  else if (v.degraded) c.degraded += 1;
+  else c.clean += 1;
+  c.tokens_in += row.tokens_in;
+  c.tokens_out += row.tokens_out;
+  c.cost_usd += row.cost_usd;
+}
+
+export function countRange(c: StageCounters, outcome: RangeOutcome, records: number): void {
+  if (outcome === 'committed' || outcome === 'existing') {
+    c.ranges_committed += 1;
+    c.records_committed += records;
+  } else {
+    c.ranges_not_written += 1;
+    c.records_not_written += records;
+  }
 }
 
 const stderrLine = (line: string) => process.stderr.write(line.endsWith('\n') ? line : `${line}\n`);

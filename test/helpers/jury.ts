@@ -4,7 +4,7 @@ import type { TraceRecord } from '../../schemas/trace.js';
 import type { Verdict } from '../../schemas/verdict.js';
 import { defaultConfigInput, parseConfig } from '../../src/config/load.js';
 import { judgeRecord } from '../../src/jury/judge.js';
-import { prepareRecord } from '../../src/pipeline/prepare.js';
+import { prepareRecord } from '../../src/pipeline/steps/segment.js';
 import { openRuntime, type Runtime } from '../../src/compose/runtime.js';
 
 /** A jury config whose seats all use one OpenAI-compatible endpoint at `baseUrl`. */

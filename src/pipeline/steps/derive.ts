@@ -1,6 +1,6 @@
 import type { JuryConfig } from '../../../schemas/config.js';
 import { deriveRows } from '../../derive/rows.js';
-import type { PipelineStep } from '../step.js';
+import type { PipelineStep } from '../envelope.js';
 
 /** The verdict becomes the rows of the verdicts, defects, steps and decisions tables. */
 export function deriveStep(config: Pick<JuryConfig, 'severity_threshold' | 'filter'>): PipelineStep {

@@ -5,7 +5,7 @@
 import type { JuryConfig } from '../../../schemas/config.js';
 import type { JuryContext } from '../../jury/judge.js';
 import type { RowEnricher } from '../../taxonomy/enrich.js';
-import type { PipelineStep } from '../step.js';
+import type { PipelineStep } from '../envelope.js';
 import { deriveStep } from './derive.js';
 import { judgeStep } from './judge.js';
 import { segmentStep } from './segment.js';
@@ -28,4 +28,4 @@ export function judgingSteps(deps: JudgingDeps): PipelineStep[] {
   ];
 }
 
-export { intake, intakeSettings } from './map.js';
+export { intake, intakeSettings } from '../record-mapping.js';

@@ -1,7 +1,28 @@
+/**
+ * Segmentation: a validated record becomes what the jury reads, its steps per the configured
+ * segmentation, with the step cap applied so one enormous trace becomes a dead letter rather
+ * than a huge prompt. `prepareRecord` is also what `judge` and `eval` use on single records.
+ */
 import type { JuryConfig } from '../../../schemas/config.js';
-import { fail } from '../envelope.js';
-import { prepareRecord } from '../prepare.js';
-import type { PipelineStep } from '../step.js';
+import type { TraceRecord } from '../../../schemas/trace.js';
+import type { JudgeInput } from '../../jury/judge.js';
+import { segmentRecord, SegmentationError, stepCapReason } from '../../segment/index.js';
+import { fail, type PipelineStep } from '../envelope.js';
+
+export type Prepared = { ok: true; input: JudgeInput } | { ok: false; error: string };
+
+export function prepareRecord(record: TraceRecord, config: Pick<JuryConfig, 'segmentation'>): Prepared {
+  let steps;
+  try {
+    steps = segmentRecord(record, config.segmentation.mode);
+  } catch (err) {
+    if (err instanceof SegmentationError) return { ok: false, error: `segmentation: ${err.message}` };
+    throw err;
+  }
+  const overCap = stepCapReason(steps.length, config.segmentation.max_steps);
+  if (overCap !== null) return { ok: false, error: overCap };
+  return { ok: true, input: { id: record.id, problem: record.problem, steps, final_solution: record.final_solution } };
+}
 
 /** Cuts the record into the steps the jury reads; an unsegmentable record is a dead letter. */
 export function segmentStep(config: Pick<JuryConfig, 'segmentation'>): PipelineStep {

@@ -1,5 +1,5 @@
 import type { RowEnricher } from '../../taxonomy/enrich.js';
-import type { PipelineStep } from '../step.js';
+import type { PipelineStep } from '../envelope.js';
 
 /** Fills the defect rows' taxonomy columns (a leaf per defect) when assignment is configured. */
 export function taxonomyStep(enrich: RowEnricher): PipelineStep {
