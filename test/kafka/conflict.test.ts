@@ -114,6 +114,7 @@ describe('KafkaSource re-reads a partition after a conflicting range appears', (
     };
     const logs: string[] = [];
     const source = new KafkaSource({ consumer, topics: [f.topic], store, maxBufferedMessages: 1000, maxBufferedBytes: 64 << 20, flushIdleMs: 200, maxMessageBytes: 16 << 20, untilCaughtUp: true, quietMs: 300, log: (l) => logs.push(l) });
+    let counters: Awaited<ReturnType<typeof runStage>> | undefined;
     const outcomes: RangeOutcome[] = [];
     const rangeDone = source.rangeDone.bind(source);
     source.rangeDone = (r) => {
@@ -125,13 +126,16 @@ describe('KafkaSource re-reads a partition after a conflicting range appears', (
     const runtime = await openRuntime({ config, auditLogPath: null, providerFor: () => sim });
     await source.start();
     try {
-      await runStage({ source, intake: intakeSettings(config), steps: judgingSteps({ config, jury: runtime.jury }), committer: new ShardCommitter(store), concurrency: 8, range: { maxRecords: 100, maxChars: 1 << 30, sequentialUnits: false }, log: (l) => logs.push(l) });
+      counters = await runStage({ source, intake: intakeSettings(config), steps: judgingSteps({ config, jury: runtime.jury }), committer: new ShardCommitter(store), concurrency: 8, range: { maxRecords: 100, maxChars: 1 << 30, sequentialUnits: false }, log: (l) => logs.push(l) });
     } finally {
       await source.close();
       await runtime.close();
     }
     expect(injected).toBe(true);
     expect(outcomes.filter((o) => o === 'conflicted')).toHaveLength(1);
+    // A range left unwritten is not counted as committed; its records were read again.
+    expect(counters!.ranges_not_written).toBe(outcomes.filter((o) => o === 'skipped' || o === 'conflicted').length);
+    expect(counters!.ranges_committed).toBe(outcomes.filter((o) => o === 'committed' || o === 'existing').length);
     expect(source.stats.resets).toBe(1);
     expect(logs.join('')).toMatch(/overlaps committed range 60\.\.69/);
     expect(logs.join('')).toMatch(/\+0 reset: \d+ uncommitted record\(s\) dropped; they are re-read from offset 0/);
