@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { CallUsage } from '../../schemas/usage.js';
 import { Verdict } from '../../schemas/verdict.js';
 import { defaultConfigInput, parseConfig } from '../../src/config/load.js';
-import { NOTHING_NEW } from '../../src/jury/deliberation/phrases.js';
+import { NOTHING_NEW } from '../../src/prompts/deliberation-wire.js';
 import { judgeRecord, type JuryContext } from '../../src/jury/judge.js';
 import { type CallResult, type ChatMessage, ModelCallError, type ModelGateway, type StructuredCall, type TextCall } from '../../src/llm/types.js';
 import { loadPromptSet } from '../../src/prompts/templates.js';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Defect } from '../../schemas/defect.js';
 import type { Judgement, TranscriptTurn } from '../../schemas/verdict.js';
 import { detectEnding, similarity } from '../../src/jury/deliberation/detect.js';
-import { AGREE_ALL, NOTHING_NEW, saysAgreeAll, saysNothingNew } from '../../src/jury/deliberation/phrases.js';
+import { AGREE_ALL, NOTHING_NEW, saysAgreeAll, saysNothingNew } from '../../src/prompts/deliberation-wire.js';
 import { RoundBook } from '../../src/jury/deliberation/rounds.js';
 import { ExtractionOutput, ModeratorDecision, readEnding } from '../../src/jury/deliberation/schemas.js';
 import { triage } from '../../src/jury/deliberation/triage.js';

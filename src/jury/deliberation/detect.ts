@@ -1,5 +1,5 @@
 import type { TranscriptTurn } from '../../../schemas/verdict.js';
-import { saysAgreeAll, saysNothingNew } from './phrases.js';
+import { saysAgreeAll, saysNothingNew } from '../../prompts/deliberation-wire.js';
 import type { ModeratorEnding } from './schemas.js';
 
 /**

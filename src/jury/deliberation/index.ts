@@ -13,7 +13,7 @@ import { settledSection, sharedAuditPart } from './prompts.js';
 import { renderOpenings, TurnRenderer } from './render.js';
 import { triage } from './triage.js';
 
-export { NOTHING_NEW, AGREE_ALL } from './phrases.js';
+export { NOTHING_NEW, AGREE_ALL } from '../../prompts/deliberation-wire.js';
 export { triage, type Triage, type TriagePath } from './triage.js';
 export { majorityOf } from './extract.js';
 

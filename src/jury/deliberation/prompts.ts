@@ -3,7 +3,7 @@ import type { ChatMessage } from '../../llm/types.js';
 import { auditorUserPrompt, renderPanel, type PanelEntry, type TraceInput } from '../../prompts/build.js';
 import { frameBlock } from '../../prompts/frame.js';
 import { fillTemplate, type PromptSet } from '../../prompts/templates.js';
-import { AGREE_ALL, NOTHING_NEW } from './phrases.js';
+import { AGREE_ALL, NOTHING_NEW } from '../../prompts/deliberation-wire.js';
 import { DELIB_BLOCK, listIds, type TurnRenderer } from './render.js';
 
 /**
