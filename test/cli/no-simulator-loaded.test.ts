@@ -109,6 +109,9 @@ describe('a jury of real endpoints loads no simulator code', () => {
     // The stage runs in a worker thread: the hook must have seen it there too.
     expect(res.urls.some((u) => u.endsWith('/dist/src/pipeline/stage.js'))).toBe(true);
     expect(simModules(res.urls)).toEqual([]);
+    // Local files in and out: the Kafka and S3 clients are not loaded either (src/compose/io.ts).
+    expect(res.urls.filter((u) => /\/node_modules\/(kafkajs|@aws-sdk)\//.test(u))).toEqual([]);
+    expect(res.urls.filter((u) => /\/dist\/connectors\/(kafka|s3)\//.test(u))).toEqual([]);
   });
 });
 
