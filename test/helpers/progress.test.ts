@@ -19,7 +19,7 @@ describe('waiting on progress', () => {
     let n = 0;
     const wait = waitForProgress(() => ({ done: false, progress: Math.min(++n, 3) }), { stallMs: 150, pollMs: 20, what: 'the counter' });
     await expect(wait).rejects.toBeInstanceOf(StallError);
-    await expect(wait).rejects.toThrow(/the counter: no progress for 0 s \(still at 3\)/);
+    await expect(wait).rejects.toThrow(/the counter: no progress for 150 ms \(still at 3\)/);
   });
 
   it('guardProgress passes the result through, and rejects when the probe stalls first', async () => {
@@ -37,7 +37,7 @@ describe('waiting on progress', () => {
     // `simulate` serves until stopped and prints once: after that, nothing moves.
     const r = await runCli(['simulate', '--port', '0'], { stallMs: 1_500, pollMs: 100 });
     expect(r.code).toBeNull();
-    expect(r.stalled).toMatch(/reasoning-jury simulate --port: no progress for 2 s/);
+    expect(r.stalled).toMatch(/reasoning-jury simulate --port: no progress for 1500 ms/);
     expect(r.stderr).toContain('[test] killed:');
   });
 });

@@ -29,6 +29,8 @@ export interface StallOptions {
   what?: string;
 }
 
+const span = (ms: number) => (ms < 10_000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`);
+
 export class StallError extends Error {
   override name = 'StallError';
 }
@@ -75,7 +77,7 @@ export function watchdog(probe: Probe, onStall: (reason: string) => void, opts: 
       if (!stopped && Date.now() - moved > stallMs) {
         stop();
         const error = lastError ? `; last probe error: ${lastError}` : '';
-        onStall(`${opts.what ?? 'work'}: no progress for ${Math.round(stallMs / 1000)} s (last mark ${last.slice(0, 300)}${error}); raise RJ_TEST_STALL_MS if this machine is that slow`);
+        onStall(`${opts.what ?? 'work'}: no progress for ${span(stallMs)} (last mark ${last.slice(0, 300)}${error}); raise RJ_TEST_STALL_MS if this machine is that slow`);
       }
     })();
   }, opts.pollMs ?? 1000);
@@ -101,7 +103,7 @@ export async function waitForProgress(check: () => Promise<{ done: boolean; prog
     const mark = markOf(progress);
     if (mark !== last) [last, moved] = [mark, Date.now()];
     else if (Date.now() - moved > stallMs) {
-      throw new StallError(`${opts.what ?? 'condition'}: no progress for ${Math.round(stallMs / 1000)} s (still at ${mark.slice(0, 300)}); raise RJ_TEST_STALL_MS if this machine is that slow`);
+      throw new StallError(`${opts.what ?? 'condition'}: no progress for ${span(stallMs)} (still at ${mark.slice(0, 300)}); raise RJ_TEST_STALL_MS if this machine is that slow`);
     }
     await new Promise((r) => setTimeout(r, pollMs));
   }
