@@ -1,7 +1,41 @@
 import { execFileSync } from 'node:child_process';
+import { readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 
-/** CLI tests spawn the built bin; build once per run unless the caller already did. */
+// What tsconfig.json compiles, plus the files that change how it compiles.
+const SOURCE_ROOTS = ['src', 'schemas', 'connectors', 'bench'];
+const BUILD_INPUTS = ['tsconfig.json', 'package-lock.json'];
+// Written after a build that succeeded: a failed build never counts as up to date.
+const STAMP = join('dist', '.test-build-stamp');
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    newest = Math.max(newest, e.isDirectory() ? newestMtime(p) : statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+function upToDate(): boolean {
+  try {
+    const built = statSync(STAMP).mtimeMs;
+    const sources = Math.max(...SOURCE_ROOTS.map(newestMtime), ...BUILD_INPUTS.map((f) => statSync(f).mtimeMs));
+    return sources < built;
+  } catch {
+    return false; // no stamp yet, or a root is missing: build
+  }
+}
+
+/**
+ * CLI tests spawn the built bin; build once per run unless the caller already did
+ * (RJ_SKIP_BUILD=1, as scripts/test.sh does) or nothing changed since the last build here.
+ */
 export default function setup(): void {
-  if (process.env.RJ_SKIP_BUILD === '1') return;
+  if (process.env.RJ_SKIP_BUILD === '1' || upToDate()) return;
+  const started = new Date();
   execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], { stdio: 'inherit' });
+  // Dated when the build started: a source saved while tsc ran still counts as newer.
+  writeFileSync(STAMP, `${started.toISOString()}\n`);
+  utimesSync(STAMP, started, started);
 }

@@ -4,6 +4,7 @@ import { LocalObjectStore } from '../../src/pipeline/object-store.js';
 import { readCommittedRows } from '../../src/pipeline/shard-read.js';
 import { syntheticRecords } from '../../src/sim/synthetic.js';
 import { runCli } from '../helpers/cli.js';
+import { LONG_TEST_MS, treeProbe } from '../helpers/progress.js';
 import { fastSimConfig, tempDir, writeJsonl } from '../helpers/run-setup.js';
 
 describe('reasoning-jury run in deliberation mode', () => {
@@ -17,7 +18,7 @@ describe('reasoning-jury run in deliberation mode', () => {
       moderator: { id: 'moderator', endpoint: 'sim', model: 'sim-moderator' },
       deliberation: { max_turns: 9, adaptive: { enabled: true } },
     });
-    const res = await runCli(['run', '--config', config, '--input', input, '--out', out, '--concurrency', '8', '--range-records', '30', '--progress', 'none'], { timeoutMs: 120_000 });
+    const res = await runCli(['run', '--config', config, '--input', input, '--out', out, '--concurrency', '8', '--range-records', '30', '--progress', 'none'], { progress: treeProbe(out) });
     expect(res.code, res.stderr).toBe(0);
     const rows = await readCommittedRows(new LocalObjectStore(out), 'verdicts');
     expect(rows).toHaveLength(60);
@@ -36,5 +37,5 @@ describe('reasoning-jury run in deliberation mode', () => {
     // Adaptive is on: clean traces that nobody flagged are skipped, the rest deliberated.
     expect(reasons.get('skipped_empty') ?? 0).toBeGreaterThan(0);
     expect(rows.filter((r) => !(r.termination_reason as string).startsWith('skipped_')).length).toBeGreaterThan(20);
-  }, 150_000);
+  }, LONG_TEST_MS);
 });

@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { MISSING_DATA_MESSAGE, sharedDataDir } from '../../src/eval/data.js';
 import type { EvalReport } from '../../src/eval/report.js';
 import { runCli } from '../helpers/cli.js';
+import { LONG_TEST_MS, treeProbe } from '../helpers/progress.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'rj-eval-cli-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -26,7 +27,7 @@ describe.skipIf(!dir)(`reasoning-jury eval on ProcessBench with the simulator${d
   const out = join(tmp, 'run200');
 
   it('judges a 200-record sample and prints the table with bootstrap intervals', async () => {
-    const r = await runCli(['eval', '-b', 'processbench', '-n', '200', '--seed', '3', '-o', out], { timeoutMs: 120_000 });
+    const r = await runCli(['eval', '-b', 'processbench', '-n', '200', '--seed', '3', '-o', out], { progress: treeProbe(out) });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('[eval] judged 200/200');
     expect(r.stdout).toContain('## Step level (pooled over all steps)');
@@ -43,7 +44,7 @@ describe.skipIf(!dir)(`reasoning-jury eval on ProcessBench with the simulator${d
     }
     expect(readFileSync(join(out, 'eval.md'), 'utf8')).toContain('# Evaluation: processbench');
     expect(readFileSync(join(out, 'verdicts.jsonl'), 'utf8').trim().split('\n')).toHaveLength(200);
-  });
+  }, LONG_TEST_MS);
 
   it('re-scores the written verdicts to the same numbers', async () => {
     const again = join(tmp, 'rescore');
@@ -60,7 +61,7 @@ describe.skipIf(!dir)(`reasoning-jury eval on ProcessBench with the simulator${d
     const e = await runCli(['eval', '-b', 'processbench', '-n', '30', '--seed', '9', '--export', exported]);
     expect(e.code, e.stderr).toBe(0);
     const shards = join(tmp, 'shards');
-    const run = await runCli(['run', '-i', exported, '-o', shards, '--progress', 'none', '--no-cache'], { timeoutMs: 120_000 });
+    const run = await runCli(['run', '-i', exported, '-o', shards, '--progress', 'none', '--no-cache'], { progress: treeProbe(shards) });
     expect(run.code, run.stderr).toBe(0);
     expect(existsSync(join(shards, '_commits'))).toBe(true);
     const scored = join(tmp, 'shard-eval');
@@ -70,5 +71,5 @@ describe.skipIf(!dir)(`reasoning-jury eval on ProcessBench with the simulator${d
     expect(rep.records).toMatchObject({ scored: 30, unmatched: 0, mismatched: 0 });
     expect(rep.systems.map((s) => s.system)).toEqual(['jury (shards)']);
     expect(rep.notes.join(' ')).toContain('No Phase 1 judgements');
-  });
+  }, LONG_TEST_MS);
 });

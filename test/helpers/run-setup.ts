@@ -40,12 +40,16 @@ export function fastSimConfig(dir: string, extra: Record<string, unknown> = {}, 
   return config;
 }
 
-/** Python with pyarrow + duckdb (scripts/pyenv.sh); null when it cannot be had. */
+let python: string | null | undefined;
+
+/** Python with pyarrow + duckdb (scripts/pyenv.sh, asked once per test file); null when it cannot be had. */
 export function pyenvPython(): string | null {
+  if (python !== undefined) return python;
   try {
-    return execFileSync('bash', ['scripts/pyenv.sh'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+    python = execFileSync('bash', ['scripts/pyenv.sh'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
   } catch {
-    return null;
+    python = null;
   }
+  return python;
 }
 

@@ -19,7 +19,7 @@ describe('run: clear errors for Kafka and S3 settings', () => {
     ['a rank outside the world', ['--input', 's3://b/x', '--out', out, '--world-size', '2', '--rank', '2'], {}, /--rank must be a whole number below --world-size 2/],
   ];
   it.each(cases)('%s', async (_name, args, env, message) => {
-    const res = await runCli(['run', '--config', config, '--progress', 'none', ...args], { env, timeoutMs: 60_000 });
+    const res = await runCli(['run', '--config', config, '--progress', 'none', ...args], { env });
     expect(res.code, res.stderr).toBe(2);
     expect(res.stderr).toMatch(message);
     expect(res.stderr).not.toMatch(/\n\s+at /); // no stack trace

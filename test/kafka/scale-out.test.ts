@@ -4,24 +4,27 @@ import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listCommitted, verifyCommitted } from '../../src/pipeline/shard-commit.js';
 import { readCommittedRows } from '../../src/pipeline/shard-read.js';
-import { BIN, type CliResult } from '../helpers/cli.js';
+import { BIN, guardChild, type CliResult } from '../helpers/cli.js';
+import { LONG_TEST_MS, waitForProgress, type Probe } from '../helpers/progress.js';
 import { tempDir } from '../helpers/run-setup.js';
 import { kafkaFixture, offsetsBehindShards, type KafkaFixture } from './helpers/fixture.js';
 import { ensureServices } from './helpers/services.js';
 
 ensureServices();
 
-function start(args: string[]): { done: Promise<CliResult>; stderr: () => string } {
+/** Starts `run`; it is killed only if neither its output nor `progress` moves for the stall window. */
+function start(args: string[], progress: Probe, name: string): { done: Promise<CliResult>; stderr: () => string } {
   const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const guard = guardChild(child, { progress, what: `instance ${name}` });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
   child.stderr.on('data', (d) => (stderr += d));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 170_000);
   const done = new Promise<CliResult>((resolve) =>
     child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
+      guard.stop();
+      const stalled = guard.stalled();
+      resolve({ code, stdout, stderr: stalled ? `${stderr}\n[test] killed: ${stalled}` : stderr });
     }),
   );
   return { done, stderr: () => stderr };
@@ -34,7 +37,7 @@ describe('Kafka scale-out in one consumer group', () => {
   let f: KafkaFixture;
   beforeAll(async () => {
     f = await kafkaFixture('scale', { records: 4000, bad: 20 });
-  }, 120_000);
+  }, LONG_TEST_MS);
   afterAll(async () => f?.cleanup());
 
   it('a second instance joining mid-run takes half the partitions; no loss, no duplicate', async () => {
@@ -42,14 +45,17 @@ describe('Kafka scale-out in one consumer group', () => {
     const config = f.config(dir, {}, { median: 4, sigma: 0.3, max: 20 }, 'single');
     const args = f.args(config, ['--range-records', '100', '--concurrency', '32']);
 
-    const a = start(args);
-    const t0 = Date.now();
-    while ((await f.manifests()) < 4) {
-      if (Date.now() - t0 > 120_000) throw new Error(`instance A made no progress:\n${a.stderr().slice(-2000)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const progress = () => f.manifests();
+    const a = start(args, progress, 'A');
+    // Before its first commit A only joins the group and reads: its stderr shows that much.
+    await waitForProgress(async () => {
+      const n = await f.manifests();
+      return { done: n >= 4, progress: [n, a.stderr().length] };
+    }, { pollMs: 100, what: 'instance A committing its first 4 ranges' }).catch((e: Error) => {
+      throw new Error(`${e.message}\n${a.stderr().slice(-2000)}`);
+    });
     const atJoin = await f.manifests();
-    const b = start(args);
+    const b = start(args, progress, 'B');
     const [ra, rb] = await Promise.all([a.done, b.done]);
     expect(ra.code, ra.stderr).toBe(0);
     expect(rb.code, rb.stderr).toBe(0);
@@ -77,5 +83,5 @@ describe('Kafka scale-out in one consumer group', () => {
     const high = await f.admin.fetchTopicOffsets(f.topic);
     const [committed] = await f.admin.fetchOffsets({ groupId: f.group, topics: [f.topic] });
     for (const p of high) expect(committed!.partitions.find((c) => c.partition === p.partition)?.offset).toBe(p.high);
-  }, 220_000);
+  }, LONG_TEST_MS);
 });

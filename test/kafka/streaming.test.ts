@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readCommittedRows } from '../../src/pipeline/shard-read.js';
 import { syntheticRecords } from '../../src/sim/synthetic.js';
 import { BIN } from '../helpers/cli.js';
+import { guardProgress, LONG_TEST_MS, waitForProgress } from '../helpers/progress.js';
 import { tempDir } from '../helpers/run-setup.js';
 import { kafkaFixture, offsetsBehindShards, type KafkaFixture } from './helpers/fixture.js';
 import { ensureServices, newProducer, produce } from './helpers/services.js';
@@ -16,19 +17,23 @@ describe('Kafka streaming run', () => {
   let f: KafkaFixture;
   beforeAll(async () => {
     f = await kafkaFixture('stream', { records: 600, bad: 6 });
-  }, 120_000);
+  }, LONG_TEST_MS);
   afterAll(async () => f?.cleanup());
 
-  /** Resolves once the group has committed every partition up to its end. */
-  async function caughtUp(deadlineMs: number): Promise<void> {
-    const t0 = Date.now();
-    for (;;) {
-      const high = await f.admin.fetchTopicOffsets(f.topic);
-      const [c] = await f.admin.fetchOffsets({ groupId: f.group, topics: [f.topic] });
-      if (high.every((p) => c!.partitions.find((x) => x.partition === p.partition)?.offset === p.high)) return;
-      if (Date.now() - t0 > deadlineMs) throw new Error(`group not caught up after ${deadlineMs} ms: ${JSON.stringify({ high, c })}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+  /**
+   * Resolves once the group has committed every partition up to its end; fails only when
+   * neither the committed offsets, the manifests nor the run's output (`output()`) move.
+   */
+  async function caughtUp(output: () => number): Promise<void> {
+    await waitForProgress(
+      async () => {
+        const high = await f.admin.fetchTopicOffsets(f.topic);
+        const [c] = await f.admin.fetchOffsets({ groupId: f.group, topics: [f.topic] });
+        const done = high.every((p) => c!.partitions.find((x) => x.partition === p.partition)?.offset === p.high);
+        return { done, progress: [c!.partitions.map((p) => p.offset), await f.manifests(), output(), high] };
+      },
+      { pollMs: 200, what: 'the group catching up' },
+    );
   }
 
   it('commits partial ranges when idle, keeps consuming, and stops cleanly on SIGTERM', async () => {
@@ -42,16 +47,20 @@ describe('Kafka streaming run', () => {
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    const output = () => stdout.length + stderr.length;
     try {
-      await caughtUp(90_000);
+      await caughtUp(output);
       expect(child.exitCode).toBeNull(); // still running: it streams
       const more = syntheticRecords(200, { seed: 99, prefix: `late${f.id}` });
       const producer = await newProducer(f.kafka);
       await produce(producer, f.topic, more.map((r) => ({ key: r.id, value: JSON.stringify(r) })));
       await producer.disconnect();
-      await caughtUp(60_000);
+      await caughtUp(output);
       child.kill('SIGTERM');
-      const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('timeout'), 30_000))]);
+      // Finishing and committing what is in flight shows in the manifests and the output.
+      const code = await guardProgress(exited, async () => [await f.manifests(), output()], { what: 'run stopping on SIGTERM' }).catch((e: Error) => {
+        throw new Error(`${e.message}\n${stderr.slice(-3000)}`);
+      });
       expect(code, stderr.slice(-3000)).toBe(0);
       expect(stdout).toMatch(/records in\s+800/);
       expect(stdout).toMatch(/stopped early/);
@@ -64,5 +73,5 @@ describe('Kafka streaming run', () => {
     } finally {
       child.kill('SIGKILL');
     }
-  }, 200_000);
+  }, LONG_TEST_MS);
 });

@@ -4,6 +4,9 @@
  * consolidation, first through the in-process `kind: local` provider, then through
  * `reasoning-jury serve-local` and the real `openai` client.
  *
+ * Nothing here has a wall-clock budget: a busy machine makes the model slow, not wrong. Each
+ * phase fails when the model stops working (no CPU spent and no audit line for RJ_TEST_STALL_MS).
+ *
  * A 135M model judges badly; this checks plumbing: schema-valid verdicts, usage counted by the
  * engine, audit lines for every call, ledger totals that add up.
  */
@@ -22,8 +25,9 @@ import { parseConfig } from '../../src/config/load.js';
 import type { AuditEntry } from '../../src/llm/audit.js';
 import type { LedgerSummary } from '../../src/llm/ledger.js';
 import { openRuntime } from '../../src/compose/runtime.js';
-import { BIN } from '../helpers/cli.js';
+import { BIN, guardChild } from '../helpers/cli.js';
 import { judgeAll } from '../helpers/jury.js';
+import { allOf, cpuProbe, fileProbe, guardProgress, LONG_TEST_MS } from '../helpers/progress.js';
 import { testModelPath } from './model.js';
 
 const MODEL = 'smollm2-135m';
@@ -39,12 +43,13 @@ function jury(endpoint: Record<string, unknown>, extraSeat: Record<string, unkno
   // max_tokens bounds each call on a 1-thread CPU; the grammar keeps what fits valid JSON.
   const seat = (id: string) => ({ id, endpoint: 'small', model: MODEL, max_tokens: 192, ...extraSeat });
   return {
-    endpoints: { small: { max_retries: 1, backoff_base_ms: 10, ...endpoint } },
+    // No per-call clock either: the stall guard in judgeTwo() ends a call that stops working.
+    endpoints: { small: { max_retries: 1, backoff_base_ms: 10, timeout_ms: LONG_TEST_MS, ...endpoint } },
     jurors: JURORS.map(seat),
     consolidator: seat('consolidator'),
     mode: 'consolidation',
     cache: { enabled: false, dir: '.cache/unused' },
-    phase1_timeout_ms: 300_000,
+    phase1_timeout_ms: LONG_TEST_MS,
     // Plumbing, not judging: a record goes on with whichever jurors the tiny model answered.
     min_jurors: 1,
   };
@@ -56,13 +61,17 @@ interface Outcome {
   audit: AuditEntry[];
 }
 
-async function judgeTwo(config: JuryConfigInput, tag: string): Promise<Outcome> {
+/**
+ * Judges RECORDS one at a time. Progress: audit lines (one per attempt) and CPU spent by the
+ * process running the model (`modelPid`; this process for the in-process provider).
+ */
+async function judgeTwo(config: JuryConfigInput, tag: string, modelPid?: number): Promise<Outcome> {
   const auditPath = join(mkdtempSync(join(tmpdir(), `rj-smoke-${tag}-`)), 'audit.jsonl');
   const rt = await openRuntime({ config: parseConfig(config), auditLogPath: auditPath });
   let verdicts: Verdict[];
   let ledger: LedgerSummary;
   try {
-    verdicts = await judgeAll(rt, RECORDS, 1);
+    verdicts = await guardProgress(judgeAll(rt, RECORDS, 1), allOf(fileProbe(auditPath), cpuProbe(modelPid)), { what: `judging ${RECORDS.length} traces (${tag})` });
     ledger = rt.gateway.ledger.summary();
   } finally {
     await rt.close();
@@ -126,20 +135,20 @@ describe('real-model smoke test (SmolLM2-135M, 3 jurors + consolidation, 2 trace
   let modelPath: string;
   beforeAll(async () => {
     modelPath = await testModelPath();
-  }, 300_000);
+  }, LONG_TEST_MS);
 
   it('in-process: kind local', async () => {
-    const out = await judgeTwo(jury({ kind: 'local', model_path: modelPath, threads: 1, timeout_ms: 120_000 }), 'local');
+    const out = await judgeTwo(jury({ kind: 'local', model_path: modelPath, threads: 1 }), 'local');
     checkPlumbing(out);
     expect(Object.keys(out.ledger.by_endpoint)).toEqual(['small']);
-  }, 240_000);
+  }, LONG_TEST_MS);
 
   describe('serve-local over the real openai client', () => {
     let child: ChildProcess | undefined;
     let url: string;
     beforeAll(async () => {
       ({ child, url } = await startServeLocal(modelPath));
-    }, 120_000);
+    }, LONG_TEST_MS);
     afterAll(async () => {
       if (child && child.exitCode === null && child.signalCode === null) {
         const exited = new Promise((r) => child!.once('exit', r));
@@ -149,36 +158,39 @@ describe('real-model smoke test (SmolLM2-135M, 3 jurors + consolidation, 2 trace
     });
 
     it('answers a structured request with engine-counted usage', async () => {
-      const client = new OpenAI({ baseURL: url, apiKey: 'not-needed', maxRetries: 0 });
+      const client = new OpenAI({ baseURL: url, apiKey: 'not-needed', maxRetries: 0, timeout: LONG_TEST_MS });
       const schema = z.toJSONSchema(JudgementOutput, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
-      const res = await client.chat.completions.create({
+      const request = client.chat.completions.create({
         model: MODEL,
         messages: [{ role: 'user', content: 'Step 1: 2+2=5. List the defects as JSON.' }],
         max_tokens: 160,
         seed: 1,
         response_format: { type: 'json_schema', json_schema: { name: 'JudgementOutput', schema } },
       });
+      const res = await guardProgress(request, cpuProbe(child!.pid), { what: 'one structured request to serve-local' });
       expect(res.usage!.prompt_tokens).toBeGreaterThan(5);
       expect(res.usage!.completion_tokens).toBeGreaterThan(0);
       const models = await client.models.list();
       expect(models.data.map((m) => m.id)).toEqual(['SmolLM2-135M-Instruct.Q4_1']);
       if (res.choices[0]!.finish_reason === 'stop') expect(JudgementOutput.safeParse(JSON.parse(res.choices[0]!.message.content!)).success).toBe(true);
-    }, 60_000);
+    }, LONG_TEST_MS);
 
     it('judges the traces through the gateway', async () => {
       // One call at a time: the client's timeout then covers generation, not the server's queue.
-      const out = await judgeTwo(jury({ base_url: url, max_concurrency: 1, timeout_ms: 120_000 }), 'http');
+      const out = await judgeTwo(jury({ base_url: url, max_concurrency: 1 }), 'http', child!.pid);
       checkPlumbing(out);
-    }, 240_000);
+    }, LONG_TEST_MS);
 
     it('stops on SIGTERM with exit code 0', async () => {
       const c = child!;
-      const code = await new Promise<number | null>((resolve) => {
+      const exited = new Promise<number | null>((resolve) => {
         c.once('exit', (exitCode) => resolve(exitCode));
         c.kill('SIGTERM');
       });
+      // Shutting down spends CPU (closing the server, freeing the model); a hang does not.
+      const code = await guardProgress(exited, cpuProbe(c.pid, 0.01), { what: 'serve-local shutting down' });
       expect(code).toBe(0);
-    }, 30_000);
+    }, LONG_TEST_MS);
   });
 });
 
@@ -190,9 +202,10 @@ function startServeLocal(modelPath: string): Promise<{ child: ChildProcess; url:
     });
     let out = '';
     let err = '';
-    const timer = setTimeout(() => fail(new Error('serve-local did not start within 90 s')), 90_000);
+    // Loading the model spends CPU and may print; it fails only when neither moves.
+    const guard = guardChild(child, { progress: cpuProbe(child.pid), what: 'serve-local starting' });
     const fail = (e: Error) => {
-      clearTimeout(timer);
+      guard.stop();
       child.kill('SIGKILL');
       reject(new Error(`${e.message}\nstdout: ${out}\nstderr: ${err}`));
     };
@@ -201,12 +214,12 @@ function startServeLocal(modelPath: string): Promise<{ child: ChildProcess; url:
       out += d;
       const m = /listening on (http:\/\/\S+)/.exec(out);
       if (m) {
-        clearTimeout(timer);
+        guard.stop();
         child.off('exit', onExit);
         resolve({ child, url: m[1]! });
       }
     });
-    const onExit = (code: number | null) => fail(new Error(`serve-local exited early with code ${code}`));
+    const onExit = (code: number | null) => fail(new Error(guard.stalled() ?? `serve-local exited early with code ${code}`));
     child.once('exit', onExit);
   });
 }

@@ -5,6 +5,7 @@ import { LocalObjectStore } from '../../src/pipeline/object-store.js';
 import { readCommittedRows } from '../../src/pipeline/shard-read.js';
 import { syntheticRecords } from '../../src/sim/synthetic.js';
 import { runCli } from '../helpers/cli.js';
+import { LONG_TEST_MS, treeProbe } from '../helpers/progress.js';
 import { fastSimConfig, tempDir } from '../helpers/run-setup.js';
 
 /** 1,000 malformed lines of many kinds, interleaved with good records. */
@@ -60,7 +61,7 @@ describe('bad input never crashes the stage and loses nothing', () => {
     const input = join(dir, 'mixed.jsonl');
     writeFileSync(input, Buffer.concat(lines.flatMap((l) => [l, Buffer.from('\n')])));
     const out = join(dir, 'out');
-    const res = await runCli(['run', '--config', fastSimConfig(dir), '--input', input, '--out', out, '--range-records', '200', '--progress', 'none'], { timeoutMs: 170_000 });
+    const res = await runCli(['run', '--config', fastSimConfig(dir), '--input', input, '--out', out, '--range-records', '200', '--progress', 'none'], { progress: treeProbe(out) });
     expect(res.code, res.stderr).toBe(0);
     const store = new LocalObjectStore(out);
     const verdicts = await readCommittedRows(store, 'verdicts');
@@ -79,5 +80,5 @@ describe('bad input never crashes the stage and loses nothing', () => {
     }
     expect(res.stdout).toMatch(/dead letters\s+1000/);
     expect(res.stdout).toMatch(/judged\s+300/);
-  }, 180_000);
+  }, LONG_TEST_MS);
 });

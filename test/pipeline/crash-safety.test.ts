@@ -8,21 +8,27 @@ import { listCommitted, verifyCommitted } from '../../src/pipeline/shard-commit.
 import { readCommittedRows } from '../../src/pipeline/shard-read.js';
 import { createRng } from '../../src/util/prng.js';
 import { syntheticRecords } from '../../src/sim/synthetic.js';
-import { BIN, runCli } from '../helpers/cli.js';
+import { BIN, guardChild, runCli } from '../helpers/cli.js';
+import { LONG_TEST_MS, treeProbe } from '../helpers/progress.js';
 import { fastSimConfig, tempDir, writeJsonl } from '../helpers/run-setup.js';
 import { readFileSync } from 'node:fs';
 
 /**
  * Start `run` and SIGKILL it once `ready()` holds plus `delayMs`: kill points are chosen by
  * progress (committed ranges), not wall time, so they land mid-run on a fast or a busy machine.
+ * A run whose output folder stops changing before that is killed as stalled and fails the test.
  */
-function runAndKill(args: string[], ready: () => Promise<boolean>, delayMs: number): Promise<{ killed: boolean }> {
-  return new Promise((resolve) => {
+function runAndKill(args: string[], out: string, ready: () => Promise<boolean>, delayMs: number): Promise<{ killed: boolean }> {
+  return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { stdio: 'ignore' });
+    const guard = guardChild(child, { progress: treeProbe(out), what: 'run (to be killed)' });
     let exited = false;
     child.on('exit', (_code, signal) => {
       exited = true;
-      resolve({ killed: signal === 'SIGKILL' });
+      guard.stop();
+      const stalled = guard.stalled();
+      if (stalled) reject(new Error(stalled));
+      else resolve({ killed: signal === 'SIGKILL' });
     });
     const poll = async () => {
       if (exited) return;
@@ -44,7 +50,8 @@ describe('crash safety', () => {
     const input = writeJsonl(join(dir, 'in.jsonl'), records);
     const out = join(dir, 'out');
     // ~10 ms per call keeps the run going long enough to be killed in the middle of things.
-    const config = fastSimConfig(dir, {}, { latency_ms: { median: 8, sigma: 0.3, max: 30 } });
+    // One juror, no phase 2: the commit protocol is what is tested, and it is a quarter of the CPU.
+    const config = fastSimConfig(dir, { mode: 'single', jurors: [{ id: 'jury-0', endpoint: 'sim', model: 'sim-juror-a' }] }, { latency_ms: { median: 8, sigma: 0.3, max: 30 } });
     const args = ['run', '--config', config, '--input', input, '--out', out, '--concurrency', '32', '--range-records', '250', '--progress', 'none'];
     const rng = createRng(['crash-test', 1]);
     let kills = 0;
@@ -55,13 +62,13 @@ describe('crash safety', () => {
       // 0-1 more ranges committed, then 0-400 ms: lands anywhere in judging, writing parts or the manifest.
       const moreRanges = Math.floor(rng.next() * 2);
       const delay = Math.floor(rng.next() * 400);
-      const r = await runAndKill(args, async () => (await committedCount()) >= before + moreRanges, delay);
+      const r = await runAndKill(args, out, async () => (await committedCount()) >= before + moreRanges, delay);
       if (r.killed) kills++;
       committedBetween.push(await committedCount());
     }
     expect(kills, 'the run must really be killed mid-way for this test to mean anything').toBeGreaterThanOrEqual(4);
     expect(committedBetween[committedBetween.length - 1]!).toBeLessThan(12);
-    const final = await runCli(args, { timeoutMs: 170_000 });
+    const final = await runCli(args, { progress: treeProbe(out) });
     console.log(`committed manifests after each kill: ${committedBetween.join(", ")}\n${final.stdout}`);
     expect(final.code, final.stderr).toBe(0);
     expect(final.stdout).toMatch(/already committed \(skipped\)\s+[1-9]/);
@@ -82,5 +89,5 @@ describe('crash safety', () => {
     expect(folderIds.length).toBe(3000);
     expect(new Set(folderIds).size).toBe(3000);
     console.log(`crash test: ${kills} kills, manifests after each: ${committedBetween.join(', ')}, final ranges: ${manifests.length}`);
-  }, 240_000);
+  }, LONG_TEST_MS);
 });

@@ -9,6 +9,7 @@ import { createRng } from '../../src/util/prng.js';
 import { syntheticRecords } from '../../src/sim/synthetic.js';
 import { loadTaxonomy } from '../../src/taxonomy/schema.js';
 import { runCli } from '../helpers/cli.js';
+import { LONG_TEST_MS, treeProbe } from '../helpers/progress.js';
 import { fastSimConfig, pyenvPython, tempDir, writeJsonl } from '../helpers/run-setup.js';
 import { chromium, findChromium } from './chromium.js';
 import { writeOverlapRun } from './fixture.js';
@@ -70,7 +71,7 @@ describe('fingerprint report over a simulated run', () => {
     const input = writeJsonl(join(dir, 'in.jsonl'), records);
     const config = fastSimConfig(dir, { taxonomy: { batch_size: 6 } }, { severity_mix: { neutral: 0.05, minor: 0.2, major: 0.4, fatal: 0.35 } });
     YAML.parse(readFileSync(config, 'utf8')); // sanity: the helper wrote valid YAML
-    const run = await runCli(['run', '--config', config, '--input', input, '--out', shards, '--concurrency', '24', '--range-records', '100', '--progress', 'none'], { timeoutMs: 150_000 });
+    const run = await runCli(['run', '--config', config, '--input', input, '--out', shards, '--concurrency', '24', '--range-records', '100', '--progress', 'none'], { progress: treeProbe(shards) });
     expect(run.code, run.stderr).toBe(0);
     // A second, hand-made run: defects overlapping on steps, unassigned ones, records without a verdict.
     await writeOverlapRun(overlap, 'model-c');
@@ -79,7 +80,7 @@ describe('fingerprint report over a simulated run', () => {
     stdout = rep.stdout;
     html = readFileSync(join(reportDir, 'report.html'), 'utf8');
     if (python) check = JSON.parse(execFileSync(python, ['test/report/check_report.py', `${shards},${overlap}`, reportDir], { encoding: 'utf8', maxBuffer: 64 << 20 }));
-  }, 170_000);
+  }, LONG_TEST_MS);
 
   it('writes the four tables and one self-contained page', () => {
     expect(stdout).toMatch(/generators: model-a \(\d+ traces, \d+ defects\), model-b \(\d+ traces, \d+ defects\), model-c/);

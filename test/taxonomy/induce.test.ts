@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readLabels } from '../../src/induce/labels.js';
 import { parseTaxonomy, TaxonomyIndex, type Taxonomy } from '../../src/taxonomy/schema.js';
-import { BIN, runCli } from '../helpers/cli.js';
+import { BIN, guardChild, runCli } from '../helpers/cli.js';
+import { LONG_TEST_MS, treeProbe } from '../helpers/progress.js';
 import { fastSimConfig, tempDir } from '../helpers/run-setup.js';
 import { GENERATORS, writeDefectShards } from './fixtures.js';
 
@@ -14,14 +15,21 @@ function induceArgs(config: string, shards: string, out: string, extra: string[]
   return ['taxonomy', 'induce', '--config', config, '--defects', shards, '--out', join(out, 'taxonomy.json'), '--name', 'fixture taxonomy', '--no-progress', ...extra];
 }
 
-/** Start induce and SIGKILL it once `ready(state)` holds; resolves whether it was really killed. */
-function killWhen(args: string[], stateFile: string, ready: (s: { grow: { next: number }; assign: { next: number; pass: number } | null }) => boolean): Promise<boolean> {
-  return new Promise((resolve) => {
+/**
+ * Start induce and SIGKILL it once `ready(state)` holds; resolves whether it was really killed.
+ * Until then its output folder (the checkpoint) must keep changing, or it is killed as stalled.
+ */
+function killWhen(args: string[], out: string, stateFile: string, ready: (s: { grow: { next: number }; assign: { next: number; pass: number } | null }) => boolean): Promise<boolean> {
+  return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { stdio: 'ignore' });
+    const guard = guardChild(child, { progress: treeProbe(out), what: 'taxonomy induce (to be killed)' });
     let exited = false;
     child.on('exit', (_c, signal) => {
       exited = true;
-      resolve(signal === 'SIGKILL');
+      guard.stop();
+      const stalled = guard.stalled();
+      if (stalled) reject(new Error(stalled));
+      else resolve(signal === 'SIGKILL');
     });
     const poll = () => {
       if (exited) return;
@@ -45,11 +53,11 @@ describe(`taxonomy induce over ${N} simulated defects`, () => {
   beforeAll(async () => {
     await writeDefectShards(shards, N, 5);
     const out = join(dir, 'run1');
-    const r = await runCli(induceArgs(config, shards, out), { timeoutMs: 170_000 });
+    const r = await runCli(induceArgs(config, shards, out), { progress: treeProbe(out) });
     expect(r.code, r.stderr).toBe(0);
     const json = readFileSync(join(out, 'taxonomy.json'), 'utf8');
     first = { stdout: r.stdout, taxonomy: parseTaxonomy(JSON.parse(json)), json, labelsBytes: readFileSync(join(out, 'taxonomy.labels.parquet')) };
-  }, 180_000);
+  }, LONG_TEST_MS);
 
   it('produces a two-level taxonomy with stable ids and a record of how it was made', () => {
     const t = first.taxonomy;
@@ -83,14 +91,14 @@ describe(`taxonomy induce over ${N} simulated defects`, () => {
 
   it('a second run with the cache replays identically, making no new calls', async () => {
     const out = join(dir, 'run2');
-    const r = await runCli(induceArgs(config, shards, out), { timeoutMs: 120_000 });
+    const r = await runCli(induceArgs(config, shards, out), { progress: treeProbe(out) });
     expect(r.code, r.stderr).toBe(0);
     const calls = /calls:\s+(\d+) \((\d+) from the cache\)/.exec(r.stdout)!;
     expect(Number(calls[1])).toBeGreaterThan(N / 40 + 1 + N / 20 - 1);
     expect(calls[2]).toBe(calls[1]);
     expect(readFileSync(join(out, 'taxonomy.json'), 'utf8')).toBe(first.json);
     expect(readFileSync(join(out, 'taxonomy.labels.parquet')).equals(first.labelsBytes)).toBe(true);
-  }, 130_000);
+  }, LONG_TEST_MS);
 
   it('is resumable: killed while growing and while assigning, it ends where an uninterrupted run does', async () => {
     // No cache, and ~10 ms per call so the kills land mid-run.
@@ -98,15 +106,15 @@ describe(`taxonomy induce over ${N} simulated defects`, () => {
     const out = join(dir, 'run3');
     const args = induceArgs(slow, shards, out, ['--no-cache']);
     const state = join(out, 'taxonomy.json.work', 'state.json');
-    expect(await killWhen(args, state, (s) => s.grow.next >= 5 && s.grow.next < 40), 'killed while growing').toBe(true);
-    expect(await killWhen(args, state, (s) => (s.assign?.next ?? 0) >= 8 && s.assign!.pass === 0), 'killed while assigning').toBe(true);
+    expect(await killWhen(args, out, state, (s) => s.grow.next >= 5 && s.grow.next < 40), 'killed while growing').toBe(true);
+    expect(await killWhen(args, out, state, (s) => (s.assign?.next ?? 0) >= 8 && s.assign!.pass === 0), 'killed while assigning').toBe(true);
     expect(existsSync(join(out, 'taxonomy.json'))).toBe(false);
-    const r = await runCli(args, { timeoutMs: 120_000 });
+    const r = await runCli(args, { progress: treeProbe(out) });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/resumed from a checkpoint/);
     expect(readFileSync(join(out, 'taxonomy.json'), 'utf8')).toBe(first.json);
     expect(readFileSync(join(out, 'taxonomy.labels.parquet')).equals(first.labelsBytes)).toBe(true);
-  }, 170_000);
+  }, LONG_TEST_MS);
 
   it('refuses a checkpoint made for other settings, and bad input, with exit code 2', async () => {
     const out = join(dir, 'run1');

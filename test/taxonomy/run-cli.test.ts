@@ -7,6 +7,7 @@ import { readCommittedRows } from '../../src/pipeline/shard-read.js';
 import { syntheticRecords } from '../../src/sim/synthetic.js';
 import { loadTaxonomy, TaxonomyIndex } from '../../src/taxonomy/schema.js';
 import { runCli } from '../helpers/cli.js';
+import { LONG_TEST_MS, treeProbe } from '../helpers/progress.js';
 import { fastSimConfig, tempDir, writeJsonl } from '../helpers/run-setup.js';
 
 const index = new TaxonomyIndex(loadTaxonomy());
@@ -23,7 +24,7 @@ function config(dir: string, edit: (c: Record<string, unknown>) => void): string
 async function run(dir: string, cfg: string, n: number) {
   const input = writeJsonl(join(dir, 'in.jsonl'), syntheticRecords(n, { seed: 41 }));
   const out = join(dir, 'out');
-  const r = await runCli(['run', '--config', cfg, '--input', input, '--out', out, '--concurrency', '16', '--progress', 'none'], { timeoutMs: 120_000 });
+  const r = await runCli(['run', '--config', cfg, '--input', input, '--out', out, '--concurrency', '16', '--progress', 'none'], { progress: treeProbe(out) });
   return { ...r, defects: r.code === 0 ? await readCommittedRows(new LocalObjectStore(out), 'defects') : [] };
 }
 
@@ -46,7 +47,7 @@ describe('run with taxonomy assignment on', () => {
     // The simulator slips now and then; retries fix nearly all of it.
     expect(assigned).toBeGreaterThanOrEqual(r.defects.length - 2);
     expect(new Set(r.defects.map((d) => d.category_id)).size).toBeGreaterThan(2);
-  });
+  }, LONG_TEST_MS);
 
   it('an assigner endpoint that is down leaves defects unassigned:call_failed and the run still completes', async () => {
     const dir = tempDir('tax-down');
@@ -58,7 +59,7 @@ describe('run with taxonomy assignment on', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.defects.length).toBeGreaterThan(0);
     expect(new Set(r.defects.map((d) => d.taxonomy_status))).toEqual(new Set(['unassigned:call_failed']));
-  });
+  }, LONG_TEST_MS);
 
   it('config mistakes are exit code 2 with the path named', async () => {
     const dir = tempDir('tax-bad');
@@ -71,5 +72,5 @@ describe('run with taxonomy assignment on', () => {
     const typo = await run(dir, config(dir, (c) => (c.taxonomy = { batchsize: 3 })), 2);
     expect(typo.code).toBe(2);
     expect(typo.stderr).toMatch(/taxonomy/);
-  });
+  }, LONG_TEST_MS);
 });
