@@ -7,7 +7,7 @@ import { simulatedLadder } from '../src/cli/sim-ladder.js';
 import { fmt } from './common.js';
 
 /**
- * The aggregation ladder with simulated jurors of known rates (src/eval/sim-ladder.ts) over a
+ * The aggregation ladder with simulated jurors of known rates (src/cli/sim-ladder.ts) over a
  * seeded sample of ProcessBench records, next to what the rates predict (src/eval/analytic.ts).
  * In-process instant jurors, so 1,000 records take seconds.
  */
