@@ -42,7 +42,9 @@ describe('Kafka scale-out in one consumer group', () => {
 
   it('a second instance joining mid-run takes half the partitions; no loss, no duplicate', async () => {
     const dir = tempDir('kafka-scale');
-    const config = f.config(dir, {}, { median: 4, sigma: 0.3, max: 20 }, 'single');
+    // A rebalance, not a session timeout, moves the partitions here: a long session keeps a
+    // starved heartbeat on a very busy machine from evicting a live instance over and over.
+    const config = f.config(dir, { session_timeout_ms: 30_000, heartbeat_interval_ms: 1000 }, { median: 4, sigma: 0.3, max: 20 }, 'single');
     const args = f.args(config, ['--range-records', '100', '--concurrency', '32']);
 
     const progress = () => f.manifests();
