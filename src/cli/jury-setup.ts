@@ -2,13 +2,10 @@ import type { JuryConfig } from '../../schemas/config.js';
 import type { TraceRecord } from '../../schemas/trace.js';
 import { defaultConfig, loadConfigFile } from '../config/load.js';
 import { openRuntime, type Runtime, type RuntimeOptions } from '../compose/runtime.js';
+import type { JuryOptions } from './jury-options.js';
 
-export interface JuryOptions {
-  config?: string;
-  gold?: string;
-  auditLog?: string;
-  cache?: boolean;
-}
+// The shared options live in a constants-only module so registering a command stays cheap.
+export { JURY_OPTION_HELP, type JuryOptions } from './jury-options.js';
 
 /** What the command reads, for simulated endpoints to take gold labels from (besides --gold). */
 export interface JuryInput {
@@ -58,11 +55,3 @@ export async function openJury(config: JuryConfig, opts: JuryOptions, from: Jury
   }
   return runtime;
 }
-
-/** Options every judging command shares. */
-export const JURY_OPTION_HELP = {
-  config: 'jury config (YAML or JSON); without it, 3 simulated jurors + consolidation run in-process',
-  gold: 'JSONL of labelled records that simulated endpoints grade against (labels in local input files are used too)',
-  auditLog: 'append every model call to this JSONL audit log (overrides audit_log.path)',
-  cache: 'do not read or write the response cache',
-};

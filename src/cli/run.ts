@@ -4,7 +4,7 @@ import { Worker } from 'node:worker_threads';
 import type { ShardFormat } from '../../schemas/outputs.js';
 import type { StageCounters } from '../pipeline/stage.js';
 import { UsageError } from './io.js';
-import { JURY_OPTION_HELP, type JuryOptions } from './jury-setup.js';
+import { JURY_OPTION_HELP, type JuryOptions } from './jury-options.js';
 import { createProgress, type ProgressView } from './progress.js';
 import type { RunJobOptions } from './run-job.js';
 import type { WorkerMessage } from './run-worker.js';

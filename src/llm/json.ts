@@ -16,6 +16,8 @@ export const MAX_ERROR_CHARS = 800;
 const MAX_SCAN_STARTS = 200;
 
 const THINK = /<think(?:ing)?>[\s\S]*?<\/think(?:ing)?>/gi;
+// Every THINK match ends with a closing tag; without one, stripping them changes nothing.
+const THINK_CLOSE = /<\/think/i;
 const FENCE = /```[ \t]*([A-Za-z0-9_-]*)[^\n]*\n([\s\S]*?)```/g;
 
 /** Candidate JSON texts in the order we trust them. */
@@ -130,8 +132,24 @@ function* readings(text: string): Generator<{ value: unknown; repaired: boolean 
   }
 }
 
+/**
+ * The reply parsed as it is, when it is one JSON object or array and has no think block: then it
+ * is exactly the first reading `readings` yields. No fence can come before it: in valid JSON a
+ * fence opens inside a string, its body starts after a raw newline (outside any string) and stops
+ * inside the string holding the closing fence, so the body never parses. And trim() removes just
+ * the JSON whitespace around the value. Most replies are plain JSON, and this skips the scans and
+ * copies of the whole reply that finding candidates costs.
+ */
+function plainJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  if (THINK_CLOSE.test(text)) return { ok: false };
+  const p = tryParse(text);
+  return p.ok && isContainer(p.value) ? p : { ok: false };
+}
+
 /** The first JSON object/array found in `text`. */
 export function extractJson(text: string): JsonExtraction {
+  const plain = plainJson(text);
+  if (plain.ok) return { ok: true, value: plain.value, repaired: false };
   for (const r of readings(text)) return { ok: true, value: r.value, repaired: r.repaired };
   return { ok: false, error: text.trim() === '' ? 'the reply was empty' : 'no JSON object found in the reply' };
 }
@@ -141,6 +159,12 @@ export function extractJson(text: string): JsonExtraction {
  * validates, the error describes the first parsed reading (the one the model most likely meant).
  */
 export function parseStructured<T>(text: string, schema: ZodType<T>): Structured<T> {
+  const plain = plainJson(text);
+  if (plain.ok) {
+    const res = schema.safeParse(plain.value);
+    if (res.success) return { ok: true, value: res.data, repaired: false };
+    // Otherwise the full walk below reads it again and describes the error as always.
+  }
   let firstError: string | null = null;
   for (const r of readings(text)) {
     const res = schema.safeParse(r.value);

@@ -74,3 +74,25 @@ describe('parseStructured', () => {
     expect(r).toMatchObject({ ok: true, value: { negatives: [{ statement_refs: ['STEP-2'], impact: 'major', evidence: '' }] } });
   });
 });
+
+// The whole reply is tried with JSON.parse before any scan; these pin what the scan decided.
+describe('plain JSON replies read as the scan reads them', () => {
+  it('a think block inside a JSON string is still stripped first', () => {
+    const text = JSON.stringify({ negatives: [{ step: 1, why: 'x <think>{"negatives": []}</think> y' }] });
+    expect(parseStructured(text, Schema)).toEqual({ ok: true, value: { negatives: [{ step: 1, why: 'x  y' }] }, repaired: false });
+  });
+
+  it('fences inside JSON strings never win over the whole object', () => {
+    const text = `{"negatives": [{"step": 2, "why": "\`\`\`"},\n{"step": 3, "why": "\`\`\`"}]}`;
+    expect(parseStructured(text, Schema)).toEqual({ ok: true, value: { negatives: [{ step: 2, why: '```' }, { step: 3, why: '```' }] }, repaired: false });
+  });
+
+  it('whitespace around the object, a scalar reply, and an object that does not validate', () => {
+    expect(extractJson(`\n  ${JSON.stringify(good)}\r\n`)).toEqual({ ok: true, value: good, repaired: false });
+    expect(extractJson('42')).toEqual({ ok: false, error: 'no JSON object found in the reply' });
+    // Not valid for the schema, and the scan has nothing else to offer (only top-level spans count).
+    const nested = `{"answer": ${JSON.stringify(good)}}`;
+    expect(parseStructured(nested, Schema)).toMatchObject({ ok: false });
+    expect(parseStructured(nested, z.object({ answer: Schema }))).toEqual({ ok: true, value: { answer: good }, repaired: false });
+  });
+});
