@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { JuryConfig, ParticipantConfig } from '../../schemas/config.js';
 
+// Keyed by the configured seat object; config objects are not changed once parsed.
+const seededSeats = new WeakMap<ParticipantConfig, ParticipantConfig>();
+
 /**
  * A seat's sampling seed: the configured one, else a stable hash of its id, so several jurors
  * on one model still draw independent samples (the paper's homogeneous jury, §4.5) and a
@@ -8,8 +11,14 @@ import type { JuryConfig, ParticipantConfig } from '../../schemas/config.js';
  */
 export function seatWithSeed(seat: ParticipantConfig): ParticipantConfig {
   if (seat.seed !== undefined) return seat;
-  const seed = createHash('sha256').update(seat.id).digest().readUInt32BE(0) & 0x7fffffff;
-  return { ...seat, seed };
+  // The seed depends on the seat alone, and every record asks again for the same seat objects.
+  let seeded = seededSeats.get(seat);
+  if (!seeded) {
+    const seed = createHash('sha256').update(seat.id).digest().readUInt32BE(0) & 0x7fffffff;
+    seeded = { ...seat, seed };
+    seededSeats.set(seat, seeded);
+  }
+  return seeded;
 }
 
 /** Jurors Phase 1 actually calls: one for `single`, all otherwise. */
