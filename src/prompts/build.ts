@@ -12,8 +12,26 @@ export interface TraceInput {
 
 export const BLOCK = { problem: 'PROBLEM', trace: 'REASONING TRACE', final: 'FINAL RESPONSE', panel: 'PANEL FINDINGS' } as const;
 
+interface BuiltPrompt {
+  set: PromptSet;
+  propagation: boolean;
+  text: string;
+}
+
+// The consolidation prompt repeats the Phase 1 user prompt of the same record object: build it
+// once (framing hashes every block) and reuse it while the record lives.
+const userPrompts = new WeakMap<TraceInput, BuiltPrompt>();
+
 /** The Phase 1 user prompt: rubric, then the framed problem, trace and final response. */
 export function auditorUserPrompt(set: PromptSet, input: TraceInput, propagation: boolean): string {
+  const built = userPrompts.get(input);
+  if (built && built.set === set && built.propagation === propagation) return built.text;
+  const text = buildUserPrompt(set, input, propagation);
+  userPrompts.set(input, { set, propagation, text });
+  return text;
+}
+
+function buildUserPrompt(set: PromptSet, input: TraceInput, propagation: boolean): string {
   return fillTemplate(set.templates['auditor.user'], {
     propagation_rule: propagation ? set.templates['auditor.propagation'] : '',
     problem_block: frameBlock(BLOCK.problem, neutralizeMarkers(input.problem)),

@@ -50,9 +50,28 @@ export function loadPromptSet(overrideDir?: string): PromptSet {
  * contains "{{x}}" is never expanded; a placeholder with no value is a bug and throws.
  */
 export function fillTemplate(template: string, values: Record<string, string>): string {
-  return template.replace(/\{\{([a-z_]+)\}\}/g, (_, key: string) => {
+  const parts = templateParts(template);
+  // parts alternate: literal text, placeholder name, literal text, ...
+  let out = parts[0]!;
+  for (let i = 1; i < parts.length; i += 2) {
+    const key = parts[i]!;
     const v = values[key];
     if (v === undefined) throw new Error(`prompt template needs a value for {{${key}}}`);
-    return v;
-  });
+    out += v + parts[i + 1]!;
+  }
+  return out;
+}
+
+// A run fills a handful of templates thousands of times: split each one once.
+const splitTemplates = new Map<string, string[]>();
+
+function templateParts(template: string): string[] {
+  let parts = splitTemplates.get(template);
+  if (!parts) {
+    parts = template.split(/\{\{([a-z_]+)\}\}/);
+    // Bounded, for callers that pass ever new template texts (tests, custom prompt sets).
+    if (splitTemplates.size >= 64) splitTemplates.clear();
+    splitTemplates.set(template, parts);
+  }
+  return parts;
 }
