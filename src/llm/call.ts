@@ -18,8 +18,9 @@ export interface CoreDeps {
 }
 
 export function callCore(deps: CoreDeps): CallHandler {
+  const onShutdown = shutdownFanout(deps.shutdown);
   return async <T>(call: ModelCall<T>): Promise<CallResult<T>> => {
-    const link = linkSignals(call.signal, deps.shutdown);
+    const link = onShutdown(call.signal);
     try {
       const model = bindCall(call, link.signal, deps);
       if (call.schema) return await generateObject(model, { request: call.request, schema: call.schema, schemaName: call.schemaName ?? 'object' });
@@ -44,6 +45,36 @@ function bindCall(call: ModelCall<unknown>, signal: AbortSignal, deps: CoreDeps)
       if (!reply) return new ModelCallError(message, u);
       return new NoObjectGeneratedError(message, u, { text: reply.content, finishReason: reply.finish_reason, reason: deps.redact(reason) });
     },
+  };
+}
+
+/**
+ * linkSignals(signal, shutdown) for every call, without a listener per call on the shutdown
+ * signal: removing one from a signal that holds a listener for each call in flight scans them
+ * all. One listener aborts the calls still in flight, in the order they started.
+ */
+function shutdownFanout(shutdown: AbortSignal): (signal: AbortSignal | undefined) => { signal: AbortSignal; release: () => void } {
+  const live = new Set<AbortController>();
+  shutdown.addEventListener('abort', () => {
+    for (const ctl of live) ctl.abort(shutdown.reason);
+    live.clear();
+  }, { once: true });
+  return (signal) => {
+    const ctl = new AbortController();
+    const onAbort = () => ctl.abort(signal!.reason);
+    if (signal?.aborted) ctl.abort(signal.reason);
+    else if (shutdown.aborted) ctl.abort(shutdown.reason);
+    else {
+      signal?.addEventListener('abort', onAbort, { once: true });
+      live.add(ctl);
+    }
+    return {
+      signal: ctl.signal,
+      release: () => {
+        signal?.removeEventListener('abort', onAbort);
+        live.delete(ctl);
+      },
+    };
   };
 }
 

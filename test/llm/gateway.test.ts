@@ -140,6 +140,17 @@ describe('gateway: retries', () => {
     expect(err.message).toContain('phase 1 ceiling');
     expect(h.server.requests).toHaveLength(1);
   });
+
+  it('close() aborts every call still in flight, with or without a signal of its own, and no later one starts', async () => {
+    const h = await harness(() => ({ hang: true }), { endpoint: { timeout_ms: 10_000 } });
+    const own = new AbortController();
+    const calls = [judge(h), judge(h, { participant: 'juror-b' }, own.signal), judge(h, { participant: 'juror-c' })].map(callError);
+    while (h.server.requests.length < 3) await new Promise((r) => setTimeout(r, 10));
+    await h.gw.close();
+    for (const err of await Promise.all(calls)) expect(err.message).toContain('aborted by caller: gateway closed');
+    expect(h.server.requests).toHaveLength(3);
+    expect(own.signal.aborted).toBe(false);
+  });
 });
 
 describe('gateway: limits', () => {
