@@ -9,8 +9,9 @@
  *   wait for response headers.
  */
 import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai';
-import { Agent, fetch as undiciFetch } from 'undici';
+import { Agent } from 'undici';
 import { toFinishReason } from './finish-reason.js';
+import { pooledFetch } from './pooled-fetch.js';
 import { createRedactor, type Redactor } from '../util/redact.js';
 import { ProviderError, type ChatRequest, type ChatResponse, type EndpointConfig, type Provider } from './types.js';
 
@@ -61,8 +62,7 @@ export function createOpenAIProvider(name: string, endpoint: EndpointConfig, opt
     // Backstop only; the per-attempt timer below is the real limit.
     timeout: endpoint.timeout_ms + 5_000,
     defaultHeaders: endpoint.headers,
-    fetch: ((url: string, init?: RequestInit) =>
-      undiciFetch(url, { ...(init as Record<string, unknown>), dispatcher: agent } as Parameters<typeof undiciFetch>[1])) as unknown as typeof globalThis.fetch,
+    fetch: pooledFetch(agent),
   });
 
   return {
