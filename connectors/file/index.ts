@@ -19,7 +19,6 @@ import {
 } from '../../src/pipeline/source.js';
 import { DEFAULT_READ_CHUNK_BYTES, type ByteCounter, type Compression } from './byte-stream.js';
 import { readJsonFile, readJsonl, type JsonlReadOptions } from './jsonl-source.js';
-import { parquetRowCount, readParquet } from './parquet-source.js';
 
 export interface FileSourceOptions {
   /** position.source (default "file"). */
@@ -156,7 +155,7 @@ export class FileSource implements Source {
   }
 
   private readFile(f: FileEntry): AsyncGenerator<SourceItem> {
-    if (f.format === 'parquet') return readParquet(f.path, f.unit, this.counter, this.opts);
+    if (f.format === 'parquet') return parquetItems(f, this.counter, this.opts);
     if (f.format === 'json') return readJsonFile(f.path, f.unit, this.counter, this.opts);
     return readJsonl(f.path, f.unit, f.compression, this.counter, this.opts);
   }
@@ -167,6 +166,7 @@ export class FileSource implements Source {
     if (this.files.length === 0 || this.files.some((f) => f.format !== 'parquet')) return { totalBytes };
     try {
       let totalRows = 0;
+      const { parquetRowCount } = await import('./parquet-source.js');
       for (const f of this.files) totalRows += await parquetRowCount(f.path);
       return { totalRows, totalBytes };
     } catch {
@@ -188,4 +188,10 @@ export class FileSource implements Source {
 /** Opens a file or folder as a Source. Throws for a missing path or unsupported file type. */
 export async function openFileSource(inputPath: string, options: FileSourceOptions = {}): Promise<FileSource> {
   return new FileSource(inputPath, await listInputFiles(inputPath), options);
+}
+
+// The Parquet reader (hyparquet and its codecs) loads only when a Parquet file is read.
+async function* parquetItems(f: FileEntry, counter: ByteCounter, opts: Parameters<typeof import('./parquet-source.js').readParquet>[3]): AsyncGenerator<SourceItem> {
+  const { readParquet } = await import('./parquet-source.js');
+  yield* readParquet(f.path, f.unit, counter, opts);
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
-import YAML from 'yaml';
+import { createRequire } from 'node:module';
 import type { z } from 'zod';
 import { JuryConfig, type JuryConfigInput } from '../../schemas/config.js';
 
@@ -27,6 +27,10 @@ export function parseConfig(raw: unknown, source = 'config'): JuryConfig {
   return res.data;
 }
 
+// The YAML parser is loaded only for YAML files: a JSON config (the usual one in automation)
+// then starts without it.
+const parseYaml = (text: string): unknown => (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
+
 export function loadConfigFile(path: string): JuryConfig {
   let text: string;
   try {
@@ -36,7 +40,7 @@ export function loadConfigFile(path: string): JuryConfig {
   }
   let raw: unknown;
   try {
-    raw = extname(path) === '.json' ? JSON.parse(text) : YAML.parse(text);
+    raw = extname(path) === '.json' ? JSON.parse(text) : parseYaml(text);
   } catch (err) {
     throw new ConfigError(`cannot parse ${path}: ${(err as Error).message}`);
   }

@@ -5,10 +5,10 @@
  *   TLS-handshake races when jurors fan out in parallel).
  * - The client's own retries are off (maxRetries: 0): the gateway retries, so backoff, limits
  *   and the audit log see every attempt.
- * - Our own timer bounds the whole attempt, body included; the client's timeout only covers the
- *   wait for response headers.
+ * - The client's timeout bounds the whole attempt, body included, because the fetch it is given
+ *   (./pooled-fetch.ts) resolves only after the reply's body is read.
  */
-import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai';
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { Agent } from 'undici';
 import { toFinishReason } from './finish-reason.js';
 import { pooledFetch } from './pooled-fetch.js';
@@ -59,8 +59,7 @@ export function createOpenAIProvider(name: string, endpoint: EndpointConfig, opt
     // Library logs bypass our redactor; the audit log records every attempt instead.
     logLevel: 'off',
     maxRetries: 0,
-    // Backstop only; the per-attempt timer below is the real limit.
-    timeout: endpoint.timeout_ms + 5_000,
+    timeout: endpoint.timeout_ms,
     defaultHeaders: endpoint.headers,
     fetch: pooledFetch(agent),
   });
@@ -69,14 +68,6 @@ export function createOpenAIProvider(name: string, endpoint: EndpointConfig, opt
     name,
     async complete(req: ChatRequest, signal: AbortSignal): Promise<ChatResponse> {
       if (signal.aborted) throw callerAbort(signal, redactor);
-      const attempt = new AbortController();
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        attempt.abort(new Error('attempt timeout'));
-      }, endpoint.timeout_ms);
-      const onAbort = () => attempt.abort(signal.reason);
-      signal.addEventListener('abort', onAbort, { once: true });
       try {
         const body = {
           model: req.model,
@@ -90,16 +81,15 @@ export function createOpenAIProvider(name: string, endpoint: EndpointConfig, opt
           // Provider-specific knobs go last so they can override anything above.
           ...(req.extra_body ?? {}),
         } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
-        const completion = await client.chat.completions.create(body, { signal: attempt.signal });
+        // The client's timeout bounds the whole attempt: pooledFetch resolves only once the
+        // reply's body is read.
+        const completion = await client.chat.completions.create(body, { signal, timeout: endpoint.timeout_ms });
         return toResponse(completion, redactor);
       } catch (err) {
         if (err instanceof ProviderError) throw err;
         if (signal.aborted) throw callerAbort(signal, redactor);
-        if (timedOut) throw new ProviderError(`timeout: no complete response within ${endpoint.timeout_ms} ms`, true);
+        if (err instanceof APIConnectionTimeoutError) throw new ProviderError(`timeout: no complete response within ${endpoint.timeout_ms} ms`, true);
         throw toProviderError(err, redactor);
-      } finally {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', onAbort);
       }
     },
     async close() {

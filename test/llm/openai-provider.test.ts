@@ -148,7 +148,7 @@ describe('openai provider', () => {
       const t = performance.now();
       const e = await failure(provider.complete(req, new AbortController().signal));
       expect(e.retryable).toBe(true);
-      expect(e.message).toMatch(/timeout/);
+      expect(e.message).toBe('timeout: no complete response within 250 ms');
       expect(performance.now() - t).toBeLessThan(2000);
     }
   });
