@@ -3,7 +3,6 @@ import { configHash } from '../config/load.js';
 import type { JuryContext } from '../jury/judge.js';
 import type { JuryRuntime } from '../jury/runtime.js';
 import { createGateway } from '../llm/gateway.js';
-import { createLocalProvider } from '../llm/local-provider.js';
 import { createOpenAIProvider } from '../llm/openai-provider.js';
 import { resolveModelPath } from '../models/cache.js';
 import type { Provider } from '../llm/types.js';
@@ -76,5 +75,19 @@ export async function openRuntime(opts: RuntimeOptions): Promise<JuryRuntime> {
 
 /** `kind: local` runs in this process; every other endpoint speaks OpenAI-compatible HTTP. */
 export function defaultProviderFor(name: string, endpoint: EndpointConfig): Provider {
-  return endpoint.kind === 'local' ? createLocalProvider(name, endpoint) : createOpenAIProvider(name, endpoint);
+  return endpoint.kind === 'local' ? lazyLocalProvider(name, endpoint) : createOpenAIProvider(name, endpoint);
+}
+
+/** The in-process engine's code (llama.cpp bindings, grammar, queue) loads only when a local seat is called. */
+function lazyLocalProvider(name: string, endpoint: EndpointConfig): Provider {
+  if (!endpoint.model_path) throw new Error(`endpoint "${name}" (kind: local) has no model_path`);
+  let provider: Promise<Provider> | undefined;
+  const get = () => (provider ??= import('../llm/local-provider.js').then((m) => m.createLocalProvider(name, endpoint)));
+  return {
+    name,
+    complete: async (req, signal) => (await get()).complete(req, signal),
+    async close() {
+      if (provider) await (await provider).close?.();
+    },
+  };
 }
