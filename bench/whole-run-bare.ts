@@ -4,8 +4,9 @@
  * second (p-queue's interval limit), and parses each reply's JSON content. Nothing else.
  *
  * Usage: node whole-run-bare.js <bodies.jsonl> <base_url> [--undici]  (env WHOLE_RUN_BARE_WINDOW, below)
- * --undici sends through an undici Agent as src/llm/openai-provider.ts does (a side row that
- * separates the transport's cost from the rest of the product's).
+ * --undici gives the client the product's fetch (src/llm/pooled-fetch.ts over an undici Agent,
+ * as src/llm/openai-provider.ts does): a side row that separates the transport's cost from the
+ * rest of the product's.
  */
 import OpenAI from 'openai';
 import PQueue from 'p-queue';
@@ -21,15 +22,14 @@ const bodies = readFileSync(bodiesPath, 'utf8')
 // dispatcher, which Node's built-in fetch would then use too.
 const undici = flag === '--undici' ? await import('undici') : null;
 const agent = undici ? new undici.Agent({ connections: 32, keepAliveTimeout: 30_000 }) : null;
+const pooled = agent ? (await import('../src/llm/pooled-fetch.js')).pooledFetch(agent) : null;
 const client = new OpenAI({
   apiKey: 'not-needed',
   baseURL,
   maxRetries: 0,
   timeout: 35_000,
   logLevel: 'off',
-  ...(undici && agent
-    ? { fetch: ((url: string, init?: RequestInit) => undici.fetch(url, { ...(init as Record<string, unknown>), dispatcher: agent } as Parameters<typeof undici.fetch>[1])) as unknown as typeof globalThis.fetch }
-    : {}),
+  ...(pooled ? { fetch: pooled } : {}),
 });
 // WHOLE_RUN_BARE_WINDOW="3/47" (starts/ms) tries the product's finer rate window (src/llm/limits.ts).
 const [cap, ms] = (process.env.WHOLE_RUN_BARE_WINDOW ?? '64/1000').split('/').map(Number) as [number, number];

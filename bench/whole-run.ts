@@ -220,7 +220,7 @@ async function runBare(dir: string, server: FakeServer, undici: boolean, nodeArg
   const s = await server.stats();
   const out = JSON.parse(m.stdout.trim().split('\n').at(-1)!) as { failed: number };
   if (out.failed > 0) throw new Error(`bare client: ${out.failed} calls failed`);
-  return row(undici ? 'bare `openai` client, undici Agent as in the product' : 'bare `openai` client (default fetch)', m, s);
+  return row(undici ? 'bare `openai` client, the product\'s pooled fetch' : 'bare `openai` client (default fetch)', m, s);
 }
 
 /**
