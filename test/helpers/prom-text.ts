@@ -31,11 +31,14 @@ function labelsOf(text: string | undefined, line: string): Record<string, string
   return out;
 }
 
+// Special values are matched ignoring case, as Prometheus does (prom-client writes `Nan`).
 function numberOf(s: string, line: string): number {
-  if (s === '+Inf') return Infinity;
-  if (s === '-Inf') return -Infinity;
+  const special = s.toLowerCase();
+  if (special === '+inf' || special === 'inf') return Infinity;
+  if (special === '-inf') return -Infinity;
+  if (special === 'nan') return NaN;
   const n = Number(s);
-  if (s !== 'NaN' && Number.isNaN(n)) throw new Error(`bad value in: ${line}`);
+  if (Number.isNaN(n)) throw new Error(`bad value in: ${line}`);
   return n;
 }
 
