@@ -9,8 +9,8 @@ import type { Worker } from 'node:worker_threads';
 import { NOT_STARTED, readinessOf, type ReadinessFacts, type RunPhase } from '../ops/readiness.js';
 import { startOpsServer, type OpsServer, type Scrape } from '../ops/server.js';
 
-/** How long a scrape waits for the judging thread before answering 503. */
-const SCRAPE_WAIT_MS = 10_000;
+/** How long a scrape waits for the judging thread before answering 503 (under the 10 s Prometheus scrape timeout default). */
+const SCRAPE_WAIT_MS = 5_000;
 
 /** What the worker sends for the ops endpoint (see run-worker.ts). */
 export type OpsMessage = { type: 'facts'; facts: ReadinessFacts } | { type: 'metrics'; id: number; scrape: Scrape };
