@@ -4,6 +4,7 @@
 //
 // Layers, top to bottom (a layer may import the ones below it, never the ones above):
 //   src/cli, src/compose                       commands and composition
+//   src/ops                                    metrics and probes: read pipeline and model-layer state
 //   src/pipeline                               the stage, range writer, commit; owns Source / ObjectStore
 //   connectors/*                               implement pipeline interfaces (see their own rule)
 //   src/eval, src/report, src/induce           offline jobs over shards
@@ -108,6 +109,25 @@ module.exports = {
         'pipeline imported a connector or the CLI, the dependency would point the wrong way again.',
       from: { path: '^src/pipeline/' },
       to: { path: `^(${TOP}|${OFFLINE}|connectors/)` },
+    },
+    {
+      name: 'ops-only-observes',
+      severity: 'error',
+      comment:
+        'src/ops (metrics, probes) reads what the stage and the gateway expose and reports it; it must not ' +
+        'pick connectors, run jobs, judge or reach into the CLI, or watching a run would start changing it.',
+      from: { path: '^src/ops/' },
+      to: { path: `^(${TOP}|${OFFLINE}|connectors/|src/(jury|taxonomy|derive|sim)/)` },
+    },
+    {
+      name: 'only-the-cli-uses-ops',
+      severity: 'error',
+      comment:
+        'Metrics and probes are plugged in by the CLI through observer hooks. If the pipeline, the model layer ' +
+        'or the jury imported src/ops, prom-client would load in every run and judging code would depend on ' +
+        'how it is watched.',
+      from: { path: '^(src|connectors|schemas)/', pathNot: `^(${TOP}|src/ops/)` },
+      to: { path: '^src/ops/' },
     },
     {
       name: 'connectors-only-pipeline-interfaces',

@@ -101,6 +101,10 @@ const FIXTURE: Record<string, string> = {
     'export const main = [sim, run, runStage];',
     '',
   ].join('\n'),
+  'src/ops/metrics.ts': "import { runStage } from '../pipeline/stage.js';\nexport const metrics = runStage;\n",
+  'src/ops/bad.ts': "import { run } from '../../connectors/kafka/job.js';\nexport const bad = run;\n",
+  'src/cli/ops.ts': "import { metrics } from '../ops/metrics.js';\nexport const ops = metrics;\n",
+  'src/taxonomy/watched.ts': "import { metrics } from '../ops/metrics.js';\nexport const watched = metrics;\n",
   'test/helpers/fake.ts': 'export const fake = 1;\n',
 };
 
@@ -133,6 +137,8 @@ describe('folder rules', () => {
       { rule: 'offline-jobs-read-shards', from: 'src/report/job.ts', to: 'src/pipeline/stage.ts' },
       { rule: 'no-circular', from: 'src/derive/a.ts', to: 'src/derive/b.ts' },
       { rule: 'not-to-unresolvable', from: 'src/config/load.ts', to: './missing.js' },
+      { rule: 'ops-only-observes', from: 'src/ops/bad.ts', to: 'connectors/kafka/job.ts' },
+      { rule: 'only-the-cli-uses-ops', from: 'src/taxonomy/watched.ts', to: 'src/ops/metrics.ts' },
     ];
     for (const v of expected) expect(violations, show(violations)).toContainEqual(v);
     // src/segment and src/prompts import each other through different modules: no module cycle, a folder cycle.
@@ -158,6 +164,8 @@ describe('folder rules', () => {
       ['src/sim/index.ts', 'src/llm/types.ts'],
       ['src/pipeline/stage.ts', 'src/pipeline/source.ts'],
       ['src/pipeline/source.ts', 'schemas/trace.ts'],
+      ['src/ops/metrics.ts', 'src/pipeline/stage.ts'],
+      ['src/cli/ops.ts', 'src/ops/metrics.ts'],
     ];
     for (const [from, to] of allowed) {
       expect(violations.filter((v) => v.from === from && v.to === to), show(violations)).toEqual([]);

@@ -27,6 +27,7 @@ import {
   type SafeOffset,
   type Source,
   type SourceItem,
+  type SourceLag,
   type SourceProgress,
   type StreamingSource,
   type UnitControl,
@@ -398,6 +399,26 @@ export class KafkaSource implements Source, StreamingSource, PartitionOwner {
 
   progress(): SourceProgress {
     return { items: this.items, bytesRead: this.bytesRead };
+  }
+
+  /** In the group with an assignment (possibly empty), and the consumer has not stopped. */
+  connected(): boolean {
+    return this.assignedOnce && !this.crash && !this.closed;
+  }
+
+  /**
+   * Per assigned partition: log end offset minus the group's committed offset, i.e. what is not
+   * yet in committed shards (the lag `kafka-consumer-groups` and KEDA see). The log end is the
+   * one the last fetch reported, so while fetching is paused it is a lower bound; reading it so
+   * costs no broker round trip and cannot hang a scrape during a broker outage.
+   */
+  lag(): SourceLag[] {
+    const out: SourceLag[] = [];
+    for (const p of this.parts.values()) {
+      if (p.highWatermark < 0 || p.committed < 0) continue; // nothing fetched yet: unknown
+      out.push({ unit: p.unit, lag: Math.max(0, p.highWatermark - p.committed) });
+    }
+    return out;
   }
 
   /** Commits what is due, leaves the group and disconnects. Call after the stage finished. */

@@ -30,8 +30,8 @@ function hasSimulator(config: JuryConfig): boolean {
  * started here, graded against --gold and the labelled records of `from`, and stopped when the
  * runtime closes; says on stderr which simulators stand in for models.
  */
-export async function openJury(config: JuryConfig, opts: JuryOptions, from: JuryInput = {}): Promise<Runtime> {
-  const base: RuntimeOptions = { config, ...(opts.auditLog ? { auditLogPath: opts.auditLog } : {}) };
+export async function openJury(config: JuryConfig, opts: JuryOptions, from: JuryInput = {}, extra: Pick<RuntimeOptions, 'observer'> = {}): Promise<Runtime> {
+  const base: RuntimeOptions = { config, ...(opts.auditLog ? { auditLogPath: opts.auditLog } : {}), ...extra };
   if (!hasSimulator(config)) {
     if (opts.gold) process.stderr.write('reasoning-jury: --gold is only read by simulated endpoints, and the config has none\n');
     return openRuntime(base);

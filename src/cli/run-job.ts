@@ -8,8 +8,10 @@ import type { JuryConfig } from '../../schemas/config.js';
 import type { RangeSettings, ShardFormat } from '../../schemas/outputs.js';
 import { isKafkaUrl, isS3Url, openInput, openOutput, type OpenedInput, type OutputTarget } from '../compose/io.js';
 import { checkOneManifestSettings, RangeSettingsMismatch, readOutputState, type OutputState } from '../compose/resume.js';
+import type { GatewayObserver } from '../llm/observer.js';
+import type { StageView } from '../ops/inputs.js';
 import { ShardCommitter } from '../pipeline/shard-commit.js';
-import { runStage, type StageCounters } from '../pipeline/stage.js';
+import { newCounters, runStage, type RangeTiming, type StageCounters } from '../pipeline/stage.js';
 import { intakeSettings, judgingSteps } from '../pipeline/steps/index.js';
 import { streamEnricher } from '../taxonomy/stream.js';
 import { packageRoot } from '../util/paths.js';
@@ -37,6 +39,15 @@ export interface RunJobHooks {
   onTotal(total: number | undefined): void;
   onProgress(c: StageCounters): void;
   signal: AbortSignal;
+  /** metrics and probes (`--metrics-port`): told what the job runs and how it goes */
+  observe?: RunObserver;
+}
+
+export interface RunObserver {
+  gateway?: GatewayObserver;
+  /** the stage is about to run: its source and the counters it counts into */
+  onStage?(view: StageView): void;
+  onRangeDone?(e: RangeTiming): void;
 }
 
 /** Connector and resume problems found before any work starts are one clear line, exit 2. */
@@ -81,11 +92,14 @@ export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<S
 }
 
 async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: OpenedInput, output: OutputTarget, done: OutputState, hooks: RunJobHooks, labelled: JuryInput): Promise<StageCounters> {
-  const runtime = await openJury(config, opts, labelled);
+  const observe = hooks.observe ?? {};
+  const runtime = await openJury(config, opts, labelled, observe.gateway ? { observer: observe.gateway } : {});
   try {
     const steps = judgingSteps({ config, jury: runtime.jury, enrich: streamEnricher(config, runtime) });
     const hint = input.resumesFromGroup ? undefined : await input.source.sizeHint?.().catch(() => undefined);
     hooks.onTotal(hint?.totalRows !== undefined ? Math.max(0, hint.totalRows - done.records) : undefined);
+    const counters = newCounters();
+    observe.onStage?.({ source: input.source, counters });
     return await runStage({
       source: input.source,
       sinks: input.sinks,
@@ -96,6 +110,8 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
       concurrency: opts.concurrency,
       range: { maxRecords: opts.maxRecords, maxChars: opts.maxChars, sequentialUnits: input.sequentialUnits },
       onProgress: hooks.onProgress,
+      counters,
+      ...(observe.onRangeDone ? { onRangeDone: observe.onRangeDone } : {}),
       signal: hooks.signal,
     });
   } finally {

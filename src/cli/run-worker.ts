@@ -1,8 +1,10 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { ConfigError } from '../config/load.js';
+import type { Scrape } from '../ops/server.js';
 import type { StageCounters } from '../pipeline/stage.js';
 import { UsageError } from './io.js';
 import { runJob, type RunJobOptions } from './run-job.js';
+import type { OpsMessage } from './run-ops.js';
 
 /**
  * `run` executes here, in a worker thread whose heap limit the parent sets: V8 otherwise sizes
@@ -11,17 +13,27 @@ import { runJob, type RunJobOptions } from './run-job.js';
 export type WorkerMessage =
   | { type: 'total'; total: number | undefined }
   | { type: 'progress'; counters: StageCounters }
-  | { type: 'done'; counters: StageCounters; stopped: boolean }
-  | { type: 'error'; usage: boolean; message: string };
+  | { type: 'done'; counters: StageCounters; stopped: boolean; metrics?: Scrape }
+  | { type: 'error'; usage: boolean; message: string }
+  | OpsMessage;
+
+/** What the main thread hands the worker. */
+export interface WorkerInput {
+  job: RunJobOptions;
+  /** keep a metrics registry and answer scrapes (`--metrics-port`) */
+  metrics: boolean;
+}
 
 const port = parentPort!;
+const input = workerData as WorkerInput;
 const stop = new AbortController();
 port.on('message', (m: { type: string }) => {
   if (m.type === 'stop') stop.abort();
 });
+const ops = input.metrics ? (await import('./run-worker-ops.js')).startWorkerOps(port) : undefined;
 let last = 0;
 try {
-  const counters = await runJob(workerData as RunJobOptions, {
+  const counters = await runJob(input.job, {
     signal: stop.signal,
     onTotal: (total) => port.postMessage({ type: 'total', total } satisfies WorkerMessage),
     onProgress: (counters) => {
@@ -30,10 +42,14 @@ try {
       last = Date.now();
       port.postMessage({ type: 'progress', counters } satisfies WorkerMessage);
     },
+    ...(ops ? { observe: ops.observe } : {}),
   });
-  port.postMessage({ type: 'done', counters, stopped: stop.signal.aborted } satisfies WorkerMessage);
+  // The final exposition goes with the counters, so the metrics served after the worker is gone
+  // are exactly the numbers of the summary.
+  port.postMessage({ type: 'done', counters, stopped: stop.signal.aborted, ...(ops ? { metrics: await ops.final() } : {}) } satisfies WorkerMessage);
 } catch (err) {
   const usage = err instanceof UsageError || err instanceof ConfigError;
   port.postMessage({ type: 'error', usage, message: usage ? (err as Error).message : ((err as Error).stack ?? String(err)) } satisfies WorkerMessage);
 }
+ops?.stop();
 port.close();

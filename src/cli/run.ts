@@ -7,7 +7,8 @@ import { UsageError } from './io.js';
 import { JURY_OPTION_HELP, type JuryOptions } from './jury-options.js';
 import { createProgress, type ProgressView } from './progress.js';
 import type { RunJobOptions } from './run-job.js';
-import type { WorkerMessage } from './run-worker.js';
+import { RunOps } from './run-ops.js';
+import type { WorkerInput, WorkerMessage } from './run-worker.js';
 
 interface RunOptions extends JuryOptions {
   input?: string;
@@ -22,6 +23,9 @@ interface RunOptions extends JuryOptions {
   rank?: string;
   worldSize: string;
   untilCaughtUp?: boolean;
+  metricsPort?: string;
+  metricsHost: string;
+  metricsLinger: string;
 }
 
 const positiveInt = (v: string, flag: string): number => {
@@ -70,6 +74,9 @@ export function registerRun(program: Command): void {
     .option('--rank <n>', 's3:// input: this worker\'s index among --world-size workers (default $JOB_COMPLETION_INDEX, else 0)')
     .option('--world-size <n>', 's3:// input: number of workers sharing the objects', '1')
     .option('--until-caught-up', 'kafka:// input: exit once the consumer group has read and committed every partition (default: keep streaming)')
+    .option('--metrics-port <n>', 'serve Prometheus /metrics and the /healthz, /readyz probes on this port (0 = any free port, printed on stderr; default: off)')
+    .option('--metrics-host <addr>', 'address the metrics port listens on', '0.0.0.0')
+    .option('--metrics-linger <s>', 'after the summary, keep serving the final metrics this many seconds (or until SIGTERM), so a last scrape sees them', '0')
     .addHelpText(
       'after',
       `
@@ -84,18 +91,43 @@ Examples:
   reasoning-jury run -c jury.yaml -i traces/ -o shards/ --concurrency 64`,
     )
     .action(async (opts: RunOptions) => {
-      const { job, maxHeapMb } = parseRunOptions(opts);
+      const { job, maxHeapMb, metrics } = parseRunOptions(opts);
       const t0 = Date.now();
-      const done = await runInWorker(job, maxHeapMb, opts.progress as ProgressMode);
-      process.stdout.write(`${summaryText(done.counters, opts.out.startsWith('s3://') ? opts.out.replace(/\/+$/, '') : resolve(opts.out), (Date.now() - t0) / 1000)}\n`);
-      if (done.stopped) process.stdout.write('stopped early: run the same command again to continue\n');
+      const ops = metrics
+        ? await RunOps.start(metrics.host, metrics.port).catch((err: Error) => {
+            throw new UsageError(err.message);
+          })
+        : undefined;
+      try {
+        const done = await runInWorker(job, maxHeapMb, opts.progress as ProgressMode, ops);
+        process.stdout.write(`${summaryText(done.counters, opts.out.startsWith('s3://') ? opts.out.replace(/\/+$/, '') : resolve(opts.out), (Date.now() - t0) / 1000)}\n`);
+        if (done.stopped) process.stdout.write('stopped early: run the same command again to continue\n');
+        await ops?.linger(metrics!.lingerS);
+      } finally {
+        await ops?.close();
+      }
     });
 }
 
 type ProgressMode = 'auto' | 'bar' | 'log' | 'none';
 
+interface MetricsOptions {
+  host: string;
+  port: number;
+  lingerS: number;
+}
+
+function parseMetricsOptions(opts: RunOptions): MetricsOptions | undefined {
+  const lingerS = Number(opts.metricsLinger);
+  if (!Number.isFinite(lingerS) || lingerS < 0) throw new UsageError(`--metrics-linger must be a number of seconds (got "${opts.metricsLinger}")`);
+  if (opts.metricsPort === undefined) return undefined;
+  const port = Number(opts.metricsPort);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--metrics-port must be a port number 0-65535 (got "${opts.metricsPort}")`);
+  return { host: opts.metricsHost, port, lingerS };
+}
+
 /** The command line, checked, as the plain data the judging thread takes. */
-function parseRunOptions(opts: RunOptions): { job: RunJobOptions; maxHeapMb: number } {
+function parseRunOptions(opts: RunOptions): { job: RunJobOptions; maxHeapMb: number; metrics: MetricsOptions | undefined } {
   if (!['parquet', 'arrow', 'both'].includes(opts.format)) throw new UsageError(`--format must be parquet, arrow or both (got "${opts.format}")`);
   if (!['auto', 'bar', 'log', 'none'].includes(opts.progress)) throw new UsageError(`--progress must be auto, bar, log or none (got "${opts.progress}")`);
   const maxHeapMb = Number(opts.maxHeapMb);
@@ -120,7 +152,7 @@ function parseRunOptions(opts: RunOptions): { job: RunJobOptions; maxHeapMb: num
     maxChars: positiveInt(opts.rangeMb, '--range-mb') * 1024 * 1024,
     resume: opts.resume,
   };
-  return { job, maxHeapMb };
+  return { job, maxHeapMb, metrics: parseMetricsOptions(opts) };
 }
 
 interface WorkerOutcome {
@@ -132,15 +164,17 @@ interface WorkerOutcome {
  * Runs the job in a worker thread with a heap limit and relays its progress. The first SIGINT
  * or SIGTERM asks it to stop pulling and commit what is in flight; a second SIGINT aborts.
  */
-async function runInWorker(job: RunJobOptions, maxHeapMb: number, progressMode: ProgressMode): Promise<WorkerOutcome> {
+async function runInWorker(job: RunJobOptions, maxHeapMb: number, progressMode: ProgressMode, ops: RunOps | undefined): Promise<WorkerOutcome> {
   const worker = new Worker(new URL('./run-worker.js', import.meta.url), {
-    workerData: job,
+    workerData: { job, metrics: ops !== undefined } satisfies WorkerInput,
     ...(maxHeapMb > 0 ? { resourceLimits: { maxOldGenerationSizeMb: maxHeapMb } } : {}),
   });
   let progress: ProgressView | null = null;
   let finished: WorkerOutcome | null = null;
   let failure: { usage: boolean; message: string } | null = null;
+  ops?.attach(worker);
   const onSignal = () => {
+    ops?.stopping();
     if (finished === null && failure === null) {
       process.stderr.write('\nreasoning-jury: stopping: no new records; finishing and committing those in flight (again to abort)\n');
       worker.postMessage({ type: 'stop' });
@@ -150,10 +184,13 @@ async function runInWorker(job: RunJobOptions, maxHeapMb: number, progressMode: 
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   worker.on('message', (m: WorkerMessage) => {
+    if (ops?.handle(m)) return;
     if (m.type === 'total') progress = createProgress(progressMode, m.total);
     else if (m.type === 'progress') progress?.update(m.counters);
-    else if (m.type === 'done') finished = { counters: m.counters, stopped: m.stopped };
-    else failure = { usage: m.usage, message: m.message };
+    else if (m.type === 'done') {
+      finished = { counters: m.counters, stopped: m.stopped };
+      ops?.finished(m.metrics);
+    } else if (m.type === 'error') failure = { usage: m.usage, message: m.message };
   });
   const exitCode = await new Promise<number>((resolve) => {
     worker.on('error', (err) => {
@@ -161,6 +198,7 @@ async function runInWorker(job: RunJobOptions, maxHeapMb: number, progressMode: 
     });
     worker.on('exit', resolve);
   });
+  ops?.finished(undefined); // a no-op after 'done'; otherwise the worker died without final numbers
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
   const f = failure as { usage: boolean; message: string } | null;

@@ -3,6 +3,7 @@ import { configHash } from '../config/load.js';
 import type { JuryContext } from '../jury/judge.js';
 import type { JuryRuntime } from '../jury/runtime.js';
 import { createGateway } from '../llm/gateway.js';
+import type { GatewayObserver } from '../llm/observer.js';
 import { createOpenAIProvider } from '../llm/openai-provider.js';
 import { resolveModelPath } from '../models/cache.js';
 import type { Provider } from '../llm/types.js';
@@ -28,6 +29,8 @@ export interface RuntimeOptions {
   served?: Readonly<Record<string, EndpointConfig>>;
   /** Runs once the gateway has closed: stops what the caller started for `served`. */
   onClose?: () => Promise<void>;
+  /** Told of every model attempt and call (`run --metrics-port`). */
+  observer?: GatewayObserver;
 }
 
 /** What a command holds while it judges (the interface lives with the jury, which offline jobs may use). */
@@ -58,6 +61,7 @@ export async function openRuntime(opts: RuntimeOptions): Promise<JuryRuntime> {
     cache: config.cache,
     auditLogPath: opts.auditLogPath !== undefined ? opts.auditLogPath : config.audit_log.path,
     providerFor: opts.providerFor ?? defaultProviderFor,
+    ...(opts.observer ? { observer: opts.observer } : {}),
   });
   const jury: JuryContext = { config, gateway, prompts: loadPromptSet(config.prompts_dir), configHash: configHash(config) };
   return {

@@ -2,8 +2,8 @@
  * The model gateway: the only path from jury code to a model. A composition of small layers
  * (src/llm/layers/*) around each endpoint's provider:
  *
- *   call     ledger > audit of cache hits > response cache > generateObject / generateText
- *   attempt  retry > usage > audit > redaction > limits > provider.complete
+ *   call     ledger > observer > audit of cache hits > response cache > generateObject / generateText
+ *   attempt  retry > usage > audit > observer > redaction > limits > provider.complete
  *
  * Every logical call, ok or failed, lands in the ledger once; every HTTP attempt and every cache
  * hit gets an audit line. Secrets are redacted from replies, errors and the audit log.
@@ -19,12 +19,14 @@ import { auditAttempts, auditCacheHits } from './layers/audit.js';
 import { cacheLayer } from './layers/cache.js';
 import { ledgerLayer } from './layers/ledger.js';
 import { limitLayer } from './layers/limit.js';
+import { observeAttempts, observeCalls } from './layers/observe.js';
 import { redactLayer } from './layers/redact.js';
 import { retryLayer } from './layers/retry.js';
 import { countUsage } from './layers/usage.js';
 import { Ledger } from './ledger.js';
 import { createLimiter, type Limiter } from './limits.js';
 import { providerAttempt, stackAttempt, stackCalls, type AttemptLayer, type CallHandler, type EndpointHandle } from './model.js';
+import type { GatewayObserver } from './observer.js';
 import { createOpenAIProvider } from './openai-provider.js';
 import { createRedactor } from '../util/redact.js';
 import type { SleepFn } from './retry.js';
@@ -39,6 +41,8 @@ export interface GatewayOptions {
   /** Defaults to the OpenAI-compatible HTTP provider; tests and the simulator inject their own. */
   providerFor?: (name: string, endpoint: EndpointConfig) => Provider;
   env?: NodeJS.ProcessEnv;
+  /** Told of every HTTP attempt and every logical call (metrics); never changes what a call does. */
+  observer?: GatewayObserver;
   /** Test seams: backoff randomness, backoff sleeping, and the clock used for latency. */
   random?: () => number;
   sleep?: SleepFn;
@@ -68,7 +72,8 @@ export function createGateway(opts: GatewayOptions): Gateway {
   // Every in-flight call listens on it (and stops listening when done), so many listeners are normal.
   setMaxListeners(0, shutdown.signal);
   const auditLayers: AttemptLayer[] = audit.enabled ? [auditAttempts(audit, now)] : [];
-  const attemptLayers = (limiter: Limiter): AttemptLayer[] => [countUsage, ...auditLayers, redactLayer(redactor), limitLayer(limiter)];
+  const observer = opts.observer ?? {};
+  const attemptLayers = (limiter: Limiter): AttemptLayer[] => [countUsage, ...auditLayers, observeAttempts(observer, now), redactLayer(redactor), limitLayer(limiter)];
   const endpoints = endpointRegistry(opts, env, (name, config, provider, limiter) => {
     const policy = { maxRetries: config.max_retries, baseMs: config.backoff_base_ms, maxMs: config.backoff_max_ms };
     const retry = retryLayer(policy, { ...(opts.random ? { random: opts.random } : {}), ...(opts.sleep ? { sleep: opts.sleep } : {}) });
@@ -76,6 +81,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
   });
   const handle = stackCalls(callCore({ shutdown: shutdown.signal, costOf: (m, i, o) => ledger.costOf(m, i, o), redact: redactor.text, now }), [
     ledgerLayer(ledger),
+    observeCalls(observer),
     auditCacheHits(audit),
     cacheLayer(createResponseCache(opts.cache)),
   ]);

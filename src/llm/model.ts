@@ -1,8 +1,8 @@
 /**
  * The contract between the gateway's layers. Two levels, each a function that layers wrap:
  *
- *   Attempt      one HTTP attempt:  retry > usage > audit > redact > limit > provider
- *   CallHandler  one logical call:  ledger > audit (cache hits) > cache > generate
+ *   Attempt      one HTTP attempt:  retry > usage > audit > observe > redact > limit > provider
+ *   CallHandler  one logical call:  ledger > observe > audit (cache hits) > cache > generate
  *
  * An attempt layer takes the next Attempt and returns one; the retry layer turns an Attempt into
  * a TurnModel (one turn, retries included), which generateObject / generateText drive.

@@ -56,6 +56,19 @@ export interface Source extends AsyncIterable<SourceItem> {
   close(): Promise<void>;
   /** Present on sources whose units interleave and move between instances (Kafka). */
   readonly streaming?: StreamingSource;
+  /**
+   * For probes: false while the source cannot deliver (a consumer not yet in its group, or
+   * stopped). Absent: connected once opened (files, S3 listings).
+   */
+  connected?(): boolean;
+  /** For metrics: how far behind the source's end each unit is (Kafka: per assigned partition). */
+  lag?(): SourceLag[];
+}
+
+/** Records a unit holds beyond what is in committed shards, as last seen. */
+export interface SourceLag {
+  unit: string;
+  lag: number;
 }
 
 /**

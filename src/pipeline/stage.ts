@@ -35,9 +35,20 @@ export interface StageOptions {
   /** records held between pull and commit; default 2 * range.maxRecords + concurrency */
   window?: number;
   onProgress?: (p: StageCounters) => void;
+  /** the stage counts into this object (so metrics can read it live); default a fresh one */
+  counters?: StageCounters;
+  /** told after each range leaves the commit protocol, with how long that took */
+  onRangeDone?: (e: RangeTiming) => void;
   /** stop pulling new records; what is in flight still finishes and is committed */
   signal?: AbortSignal;
   log?: (line: string) => void;
+}
+
+export interface RangeTiming {
+  outcome: RangeOutcome;
+  records: number;
+  /** from asking the source for clearance to the manifest written (or the refusal) */
+  seconds: number;
 }
 
 /** What the stage has done so far; the run summary and the progress line read it. */
@@ -98,7 +109,7 @@ export function countRange(c: StageCounters, outcome: RangeOutcome, records: num
 const stderrLine = (line: string) => process.stderr.write(line.endsWith('\n') ? line : `${line}\n`);
 
 class Stage {
-  readonly counters = newCounters();
+  readonly counters: StageCounters;
   private readonly window: Window;
   private readonly judges: PQueue;
   private readonly writers = new Map<number, RangeWriter>();
@@ -110,6 +121,7 @@ class Stage {
   private fatal: unknown = null;
 
   constructor(private readonly opts: StageOptions) {
+    this.counters = opts.counters ?? newCounters();
     this.window = new Window(opts.window ?? 2 * opts.range.maxRecords + opts.concurrency);
     this.judges = new PQueue({ concurrency: opts.concurrency });
     this.planner = new RangePlanner(opts.range, opts.committed, (r) => this.onClosed(r));
@@ -197,9 +209,11 @@ class Stage {
 
   private async commit(w: RangeWriter): Promise<void> {
     if (w.state === 'dropped') return;
+    const t0 = performance.now();
     const outcome = await commitRange(w, this.commitDeps);
     this.writers.delete(w.plan.id);
     countRange(this.counters, outcome, w.plan.items);
+    this.opts.onRangeDone?.({ outcome, records: w.plan.items, seconds: (performance.now() - t0) / 1000 });
     this.window.release(w.plan.items);
     this.opts.onProgress?.(this.counters);
   }

@@ -7,9 +7,10 @@ import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { parseKafkaUrl } from '../../connectors/kafka/options.js';
 import { parseConfig } from '../../src/config/load.js';
+import { startOpsServer } from '../../src/ops/server.js';
 import { runCli } from '../helpers/cli.js';
 
-type Doc = { kind: string; metadata: { name: string }; spec: Record<string, any>; data?: Record<string, string> };
+type Doc = { kind: string; metadata: { name: string; annotations?: Record<string, string> }; spec: Record<string, any>; data?: Record<string, string> };
 const DIR = join('infra', 'k8s');
 const docs: Doc[] = readdirSync(DIR)
   .filter((f) => f.endsWith('.yaml'))
@@ -54,5 +55,41 @@ describe('infra/k8s manifests', () => {
     expect(job.spec.parallelism).toBe(job.spec.completions);
     expect(argValue(args, '--input')).toMatch(/^s3:\/\//);
     expect(args).not.toContain('--rank'); // comes from JOB_COMPLETION_INDEX
+  });
+});
+
+describe('infra/k8s probes and scraping', () => {
+  const pods = ['Deployment', 'Job'].map((kind) => ({ kind, template: one(kind).spec.template }));
+
+  it('each pod serves --metrics-port on a named containerPort that the probes and the scrape annotations use', () => {
+    for (const { kind, template } of pods) {
+      const c = template.spec.containers[0];
+      const port = Number(argValue(c.args, '--metrics-port'));
+      expect(port, kind).toBeGreaterThan(0);
+      const named = (c.ports ?? []).find((p: { name: string }) => p.name === 'metrics');
+      expect(named?.containerPort, kind).toBe(port);
+      expect(c.livenessProbe?.httpGet, kind).toEqual({ path: '/healthz', port: 'metrics' });
+      expect(c.readinessProbe?.httpGet, kind).toEqual({ path: '/readyz', port: 'metrics' });
+      // A probe that times out before the answer would restart a healthy pod.
+      expect(c.livenessProbe.timeoutSeconds, kind).toBeGreaterThanOrEqual(2);
+      expect(template.metadata.annotations, kind).toMatchObject({ 'prometheus.io/scrape': 'true', 'prometheus.io/port': String(port), 'prometheus.io/path': '/metrics' });
+    }
+  });
+
+  it('the probe and scrape paths are ones the ops endpoint answers', async () => {
+    const server = await startOpsServer(
+      { host: '127.0.0.1', port: 0 },
+      { metrics: async () => ({ ok: true, contentType: 'text/plain; version=0.0.4', body: '' }), readiness: () => ({ ready: true, reason: 'ready' }) },
+    );
+    try {
+      for (const { kind, template } of pods) {
+        const c = template.spec.containers[0];
+        for (const path of [c.livenessProbe.httpGet.path, c.readinessProbe.httpGet.path, template.metadata.annotations['prometheus.io/path']]) {
+          expect((await fetch(`${server.url}${path}`)).status, `${kind} ${path}`).toBe(200);
+        }
+      }
+    } finally {
+      await server.close();
+    }
   });
 });
