@@ -1,6 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { ConfigError } from '../config/load.js';
 import type { StageCounters } from '../pipeline/stage.js';
+import { StorageError } from '../pipeline/storage-error.js';
 import { UsageError } from './io.js';
 import { runJob, type RunJobOptions } from './run-job.js';
 
@@ -12,7 +13,7 @@ export type WorkerMessage =
   | { type: 'total'; total: number | undefined }
   | { type: 'progress'; counters: StageCounters }
   | { type: 'done'; counters: StageCounters; stopped: boolean }
-  | { type: 'error'; usage: boolean; message: string };
+  | { type: 'error'; usage: boolean; message: string; oneLine?: boolean };
 
 const port = parentPort!;
 const stop = new AbortController();
@@ -34,6 +35,8 @@ try {
   port.postMessage({ type: 'done', counters, stopped: stop.signal.aborted } satisfies WorkerMessage);
 } catch (err) {
   const usage = err instanceof UsageError || err instanceof ConfigError;
-  port.postMessage({ type: 'error', usage, message: usage ? (err as Error).message : ((err as Error).stack ?? String(err)) } satisfies WorkerMessage);
+  // A storage failure's message is the whole story (what, where, which range, what to do).
+  const oneLine = err instanceof StorageError;
+  port.postMessage({ type: 'error', usage, oneLine, message: usage || oneLine ? (err as Error).message : ((err as Error).stack ?? String(err)) } satisfies WorkerMessage);
 }
 port.close();

@@ -7,6 +7,11 @@
  * holds a window slot from the moment it is pulled until its range is committed, which bounds
  * memory and turns a slow jury or sink into slower reading. Every record pulled leaves as shard
  * rows or as a dead letter with its reason; nothing is dropped silently.
+ *
+ * While the output store is down (`intakeHold`), nothing new is pulled: records in flight
+ * finish into the window and their ranges queue behind the commit that waits for the store.
+ * A commit that fails for good stops the stage at once: no new records, none lost (what is not
+ * committed is read again by the next run), and the error names the range.
  */
 import PQueue from 'p-queue';
 import { unitToken } from './positions.js';
@@ -38,6 +43,13 @@ export interface StageOptions {
   /** stop pulling new records; what is in flight still finishes and is committed */
   signal?: AbortSignal;
   log?: (line: string) => void;
+  /** while this returns a promise (the output store is down), no new record is pulled */
+  intakeHold?: IntakeHold;
+}
+
+export interface IntakeHold {
+  /** null while intake may go on; else settles when it may go on again */
+  blocked(): Promise<void> | null;
 }
 
 /** What the stage has done so far; the run summary and the progress line read it. */
@@ -62,10 +74,13 @@ export interface StageCounters {
   tokens_in: number;
   tokens_out: number;
   cost_usd: number;
+  /** times intake was held because the output store was down, and for how long in all */
+  storage_holds: number;
+  storage_held_ms: number;
 }
 
 export function newCounters(): StageCounters {
-  return { read: 0, skipped_committed: 0, in_flight: 0, judged: 0, clean: 0, degraded: 0, no_verdict: 0, dead_letters: 0, ranges_committed: 0, records_committed: 0, ranges_not_written: 0, records_not_written: 0, dropped_revoked: 0, tokens_in: 0, tokens_out: 0, cost_usd: 0 };
+  return { read: 0, skipped_committed: 0, in_flight: 0, judged: 0, clean: 0, degraded: 0, no_verdict: 0, dead_letters: 0, ranges_committed: 0, records_committed: 0, ranges_not_written: 0, records_not_written: 0, dropped_revoked: 0, tokens_in: 0, tokens_out: 0, cost_usd: 0, storage_holds: 0, storage_held_ms: 0 };
 }
 
 /** Counts a record that finished its steps. */
@@ -95,6 +110,8 @@ export function countRange(c: StageCounters, outcome: RangeOutcome, records: num
   }
 }
 
+const STOP = Symbol('stop');
+
 const stderrLine = (line: string) => process.stderr.write(line.endsWith('\n') ? line : `${line}\n`);
 
 class Stage {
@@ -108,8 +125,11 @@ class Stage {
   private readonly generations = new Map<string, number>();
   private commitChain: Promise<void> = Promise.resolve();
   private fatal: unknown = null;
+  /** woken when the stage must stop pulling: a commit failed for good, or the signal fired */
+  private readonly onStop = new Set<() => void>();
 
   constructor(private readonly opts: StageOptions) {
+    opts.signal?.addEventListener('abort', () => this.stop(), { once: true });
     this.window = new Window(opts.window ?? 2 * opts.range.maxRecords + opts.concurrency);
     this.judges = new PQueue({ concurrency: opts.concurrency });
     this.planner = new RangePlanner(opts.range, opts.committed, (r) => this.onClosed(r));
@@ -119,12 +139,7 @@ class Stage {
 
   async run(): Promise<StageCounters> {
     this.opts.source.streaming?.attach(this.control());
-    for await (const item of this.opts.source) {
-      if (this.opts.signal?.aborted || this.fatal) break;
-      await this.admit(item);
-      // Keep the judging queue short: records wait in the source, not in memory.
-      if (this.judges.size > 0) await this.judges.onSizeLessThan(1);
-    }
+    await this.pull();
     this.planner.closeAll();
     await this.judges.onIdle();
     // Every range is closed and complete now; wait for the last commits.
@@ -133,13 +148,70 @@ class Stage {
     return this.counters;
   }
 
+  private get stopped(): boolean {
+    return this.fatal !== null || this.opts.signal?.aborted === true;
+  }
+
+  private stop(): void {
+    for (const wake of [...this.onStop]) wake();
+  }
+
+  /**
+   * `p`, or STOP as soon as the stage must stop. (Not Promise.race with one long-lived promise:
+   * that adds a reaction to it per record, and a streaming run never lets them go.)
+   */
+  private unlessStopped<T>(p: Promise<T>): Promise<T | typeof STOP> {
+    if (this.stopped) return Promise.resolve(STOP);
+    return new Promise((resolve, reject) => {
+      const wake = () => resolve(STOP);
+      this.onStop.add(wake);
+      p.then(
+        (v) => (this.onStop.delete(wake), resolve(v)),
+        (e: unknown) => (this.onStop.delete(wake), reject(e)),
+      );
+    });
+  }
+
+  /** Pulls and admits records until the source ends or the stage must stop. */
+  private async pull(): Promise<void> {
+    const items = this.opts.source[Symbol.asyncIterator]();
+    let pending: Promise<IteratorResult<SourceItem>> | null = null;
+    for (;;) {
+      await this.holdIntake();
+      if (this.stopped) break;
+      pending = items.next();
+      const next = await this.unlessStopped(pending);
+      if (next !== STOP) pending = null;
+      if (next === STOP || next.done || this.stopped) break;
+      await this.admit(next.value);
+      // Keep the judging queue short: records wait in the source, not in memory.
+      if (this.judges.size > 0) await this.unlessStopped(this.judges.onSizeLessThan(1));
+    }
+    // Like a for-await break; a pull still pending (a stop cut it short) is let go, and its
+    // record, never admitted, is read again by the next run.
+    if (pending) void pending.then(() => items.return?.()).catch(() => undefined);
+    else await items.return?.();
+  }
+
+  /** While the output store is down, nothing new is pulled (counted for the summary). */
+  private async holdIntake(): Promise<void> {
+    const blocked = this.opts.intakeHold?.blocked();
+    if (!blocked) return;
+    const t0 = Date.now();
+    this.counters.storage_holds += 1;
+    await this.unlessStopped(blocked);
+    this.counters.storage_held_ms += Date.now() - t0;
+    this.opts.onProgress?.(this.counters);
+  }
+
   private async admit(item: SourceItem): Promise<void> {
     const token = unitToken(item.position);
     const generation = this.generations.get(token) ?? 0;
     const { env, chars } = intake(item, this.opts.intake);
     if (this.window.inUse >= this.window.size) this.breakStall();
     // Take the slot before assigning, and assign and buffer with no await in between.
-    await this.window.acquire();
+    if (!(await this.window.acquire())) return; // the stage stopped while waiting
+
     if ((this.generations.get(token) ?? 0) !== generation) {
       this.window.release(1);
       this.counters.dropped_revoked += 1;
@@ -192,6 +264,9 @@ class Stage {
       .then(() => (this.fatal ? undefined : this.commit(w)))
       .catch((err) => {
         this.fatal ??= err;
+        // Slots of an uncommitted range never come back: wake the intake so it sees the stop.
+        this.window.close();
+        this.stop();
       });
   }
 
