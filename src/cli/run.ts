@@ -44,7 +44,7 @@ function summaryText(c: StageCounters, out: string, seconds: number): string {
     ...(c.dropped_revoked > 0 ? [['  dropped when a partition moved (re-read there)', c.dropped_revoked]] : []),
     ['ranges committed', c.ranges_committed],
     ...(c.ranges_not_written > 0 ? [['ranges not written (partition moved or overlapped; re-read)', c.ranges_not_written]] : []),
-    ...(c.storage_holds > 0 ? [['intake held: output store down', `${c.storage_holds}x, ${(c.storage_held_ms / 1000).toFixed(1)} s`]] : []),
+    ...(c.storage_outages > 0 ? [['output store outages waited out', `${c.storage_outages} (${(c.storage_outage_ms / 1000).toFixed(1)} s, intake held)`]] : []),
     ['tokens in / out', `${c.tokens_in} / ${c.tokens_out}`],
     ['cost (USD)', c.cost_usd.toFixed(6)],
     ['seconds', seconds.toFixed(1)],

@@ -50,6 +50,8 @@ export interface StageOptions {
 export interface IntakeHold {
   /** null while intake may go on; else settles when it may go on again */
   blocked(): Promise<void> | null;
+  /** outages so far and their total length, for the counters */
+  readonly stats: { readonly outages: number; readonly outageMs: number };
 }
 
 /** What the stage has done so far; the run summary and the progress line read it. */
@@ -74,13 +76,13 @@ export interface StageCounters {
   tokens_in: number;
   tokens_out: number;
   cost_usd: number;
-  /** times intake was held because the output store was down, and for how long in all */
-  storage_holds: number;
-  storage_held_ms: number;
+  /** output-store outages waited out (intake held meanwhile), and their total length */
+  storage_outages: number;
+  storage_outage_ms: number;
 }
 
 export function newCounters(): StageCounters {
-  return { read: 0, skipped_committed: 0, in_flight: 0, judged: 0, clean: 0, degraded: 0, no_verdict: 0, dead_letters: 0, ranges_committed: 0, records_committed: 0, ranges_not_written: 0, records_not_written: 0, dropped_revoked: 0, tokens_in: 0, tokens_out: 0, cost_usd: 0, storage_holds: 0, storage_held_ms: 0 };
+  return { read: 0, skipped_committed: 0, in_flight: 0, judged: 0, clean: 0, degraded: 0, no_verdict: 0, dead_letters: 0, ranges_committed: 0, records_committed: 0, ranges_not_written: 0, records_not_written: 0, dropped_revoked: 0, tokens_in: 0, tokens_out: 0, cost_usd: 0, storage_outages: 0, storage_outage_ms: 0 };
 }
 
 /** Counts a record that finished its steps. */
@@ -145,6 +147,7 @@ class Stage {
     // Every range is closed and complete now; wait for the last commits.
     await this.commitChain;
     if (this.fatal) throw this.fatal;
+    this.progress();
     return this.counters;
   }
 
@@ -193,14 +196,18 @@ class Stage {
     else await items.return?.();
   }
 
-  /** While the output store is down, nothing new is pulled (counted for the summary). */
+  /** While the output store is down, nothing new is pulled. */
   private async holdIntake(): Promise<void> {
     const blocked = this.opts.intakeHold?.blocked();
     if (!blocked) return;
-    const t0 = Date.now();
-    this.counters.storage_holds += 1;
+    this.progress();
     await this.unlessStopped(blocked);
-    this.counters.storage_held_ms += Date.now() - t0;
+    this.progress();
+  }
+
+  private progress(): void {
+    const hold = this.opts.intakeHold?.stats;
+    if (hold) [this.counters.storage_outages, this.counters.storage_outage_ms] = [hold.outages, hold.outageMs];
     this.opts.onProgress?.(this.counters);
   }
 
@@ -254,7 +261,7 @@ class Stage {
       return;
     }
     const complete = w.add(env);
-    this.opts.onProgress?.(this.counters);
+    this.progress();
     if (complete) this.scheduleCommit(w);
   }
 
@@ -276,7 +283,7 @@ class Stage {
     this.writers.delete(w.plan.id);
     countRange(this.counters, outcome, w.plan.items);
     this.window.release(w.plan.items);
-    this.opts.onProgress?.(this.counters);
+    this.progress();
   }
 
   /** What a streaming source may ask of the stage while it runs. */

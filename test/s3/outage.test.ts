@@ -74,7 +74,8 @@ describe('S3 output down for 30 s mid-run', () => {
     guard.stop();
     expect(code, stderr).toBe(0);
     expect(stderr).toMatch(/storage available again after \d+s; resuming intake/);
-    expect(stdout).toMatch(/intake held: output store down\s+\d+x/);
+    expect(stdout).toMatch(/output store outages waited out\s+[1-9]\d* \((\d+)\.\d s, intake held\)/);
+    expect(Number(/outages waited out\s+\d+ \((\d+)\./.exec(stdout)![1])).toBeGreaterThanOrEqual(OUTAGE_MS / 1000 - 5);
     expect(stderr).not.toContain('Error:');
 
     const manifests = await listCommitted(store);
