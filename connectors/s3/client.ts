@@ -86,9 +86,17 @@ export function isTransientS3Error(err: unknown): boolean {
   return status === undefined && e.$retryable !== undefined;
 }
 
-/** One line for humans: "NoSuchBucket (404): The specified bucket does not exist". */
+/**
+ * One line for humans: "NoSuchBucket (404): The specified bucket does not exist", or for a
+ * network failure just "connect ECONNREFUSED 127.0.0.1:39000" (no "Error:" prefix; Node's
+ * connect to localhost fails as an AggregateError with an empty message and inner errors).
+ */
 export function describeS3Error(err: unknown): string {
-  const e = err as { name?: string; message?: string };
+  const e = err as { name?: string; message?: string; code?: string; errors?: unknown[] };
   const status = httpStatus(err);
-  return `${e?.name ?? 'Error'}${status ? ` (${status})` : ''}: ${e?.message ?? String(err)}`;
+  let message = e?.message || (Array.isArray(e?.errors) && e.errors.length > 0 ? describeS3Error(e.errors[0]) : '') || e?.code || String(err);
+  message = message.replace(/^(?:[A-Za-z]*Error: )+/, '');
+  const generic = !e?.name || e.name === 'Error' || e.name === 'AggregateError';
+  if (generic && !status) return message;
+  return `${generic ? 'Error' : e.name}${status ? ` (${status})` : ''}: ${message}`;
 }
