@@ -59,8 +59,8 @@ class SwitchableStore implements ObjectStore {
   }
 }
 
-/** Counts the records the stage pulled. */
-function counted(source: Source): { source: Source; pulled: () => number } {
+/** Counts the records the stage pulled; `gapMs` between them makes a trickling source. */
+function counted(source: Source, gapMs = 0): { source: Source; pulled: () => number } {
   let n = 0;
   return {
     pulled: () => n,
@@ -69,6 +69,7 @@ function counted(source: Source): { source: Source; pulled: () => number } {
       close: () => source.close(),
       async *[Symbol.asyncIterator]() {
         for await (const item of source) {
+          if (gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));
           n += 1;
           yield item;
         }
@@ -77,7 +78,15 @@ function counted(source: Source): { source: Source; pulled: () => number } {
   };
 }
 
-async function stageOver(n: number, wrap: (local: LocalObjectStore) => ObjectStore, retry: StorageRetry, during?: (pulled: () => number) => Promise<void>) {
+interface StageOver {
+  during?: (pulled: () => number) => Promise<void>;
+  signal?: AbortSignal;
+  /** a window with room to spare, so only the hold can stop intake */
+  window?: number;
+  gapMs?: number;
+}
+
+async function stageOver(n: number, wrap: (local: LocalObjectStore) => ObjectStore, retry: StorageRetry, { during, signal, window, gapMs }: StageOver = {}) {
   const dir = tempDir('storage-outage');
   const input = join(dir, 'in.jsonl');
   const records = syntheticRecords(n, { seed: 5 });
@@ -85,11 +94,11 @@ async function stageOver(n: number, wrap: (local: LocalObjectStore) => ObjectSto
   const config = parseConfig({ ...defaultConfigInput(), cache: { enabled: false, dir: join(dir, 'c') } });
   const sim = createSimProvider({ profile: withoutFaults(defaultProfile()), latency: 'instant' });
   const runtime = await openRuntime({ config, auditLogPath: null, providerFor: () => sim });
-  const { source, pulled } = counted(await openFileSource(input));
+  const { source, pulled } = counted(await openFileSource(input), gapMs);
   const local = new LocalObjectStore(join(dir, 'out'));
   const store = retryingStore(wrap(local), retry, local.root);
   try {
-    const run = runStage({ source, intake: intakeSettings(config), steps: judgingSteps({ config, jury: runtime.jury }), committer: new ShardCommitter(store), concurrency: 2, range: { maxRecords: 5, maxChars: 1 << 30, sequentialUnits: true }, intakeHold: retry });
+    const run = runStage({ source, intake: intakeSettings(config), steps: judgingSteps({ config, jury: runtime.jury }), committer: new ShardCommitter(store), concurrency: 2, range: { maxRecords: 5, maxChars: 1 << 30, sequentialUnits: true }, intakeHold: retry, ...(signal ? { signal } : {}), ...(window ? { window } : {}) });
     const [result] = await Promise.allSettled([run, during?.(pulled)]);
     return { result, records, local, pulled };
   } finally {
@@ -104,16 +113,17 @@ describe('stage over a store that goes down', () => {
   it('holds intake while the store is down and completes once it is back', async () => {
     let flaky: SwitchableStore | undefined;
     const retry = new StorageRetry({ maxOutageMs: 10 * 60_000, store: 'out', ...quiet });
-    const { result, records, local, pulled } = await stageOver(60, (l) => (flaky = new SwitchableStore(l)), retry, async (pulledNow) => {
+    const during = async (pulledNow: () => number) => {
       await waitForProgress(() => ({ done: pulledNow() >= 10, progress: pulledNow() }));
       flaky!.down = true;
       await waitForProgress(() => ({ done: retry.blocked() !== null, progress: flaky!.failures }), { what: 'the outage to begin' });
       const atHold = pulledNow();
-      // Many failed retries later, intake is still where it was held.
+      // Many failed retries later, intake is still where it was held, with the window far from full.
       await waitForProgress(() => ({ done: flaky!.failures >= 20, progress: flaky!.failures }), { what: 'retries' });
       expect(pulledNow()).toBeLessThanOrEqual(atHold + 1);
       flaky!.down = false;
-    });
+    };
+    const { result, records, local, pulled } = await stageOver(60, (l) => (flaky = new SwitchableStore(l)), retry, { during, window: 100, gapMs: 5 });
     expect(result.status, String((result as PromiseRejectedResult).reason)).toBe('fulfilled');
     const counters = (result as PromiseFulfilledResult<Awaited<ReturnType<typeof runStage>>>).value;
     expect(counters.records_committed).toBe(60);
@@ -149,6 +159,30 @@ describe('stage over a store that goes down', () => {
     flaky!.down = false;
     const committed = await listCommitted(local);
     expect(committed.length).toBe(1); // nothing else became visible
+  });
+
+  it('a stop asked for during an outage ends the wait at once instead of after the maximum', async () => {
+    let flaky: SwitchableStore | undefined;
+    const stop = new AbortController();
+    const retry = new StorageRetry({ maxOutageMs: 10 * 60_000, store: 'out', signal: stop.signal, ...quiet });
+    const t0 = Date.now();
+    const { result } = await stageOver(
+      200,
+      (l) => (flaky = new SwitchableStore(l)),
+      retry,
+      {
+        during: async (pulledNow) => {
+          await waitForProgress(() => ({ done: pulledNow() >= 10, progress: pulledNow() }));
+          flaky!.down = true;
+          await waitForProgress(() => ({ done: retry.blocked() !== null, progress: flaky!.failures }), { what: 'the outage to begin' });
+          stop.abort();
+        },
+        signal: stop.signal,
+      },
+    );
+    expect(result.status).toBe('rejected');
+    expect((result as PromiseRejectedResult).reason).toMatchObject({ failure: { why: 'stopped' } });
+    expect(Date.now() - t0).toBeLessThan(60_000); // not the 10 minutes
   });
 
   it('a manifest written whose reply was lost counts as committed on the retry, not as a conflict', async () => {

@@ -1,6 +1,10 @@
 // The storage outage policy with an injected clock: backoff, one shared outage, give-up time,
 // what is retried and what is not, and the lines an operator sees.
+import { ListObjectsV2Command, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
+import { isTransientS3Error } from '../../connectors/s3/client.js';
+import { isTransientFsError } from '../../src/pipeline/object-store.js';
+import { freePort } from '../s3/private-server.js';
 import { ObjectExistsError } from '../../src/pipeline/object-store.js';
 import { causeText, StorageError } from '../../src/pipeline/storage-error.js';
 import { storageBackoff, StorageRetry, type StorageAttempt } from '../../src/pipeline/storage-retry.js';
@@ -167,5 +171,28 @@ describe('causeText', () => {
     const agg = Object.assign(new AggregateError([refused(), refused()], ''), { code: 'ECONNREFUSED' });
     expect(causeText(agg)).toBe('connect ECONNREFUSED 127.0.0.1:39000');
     expect(causeText(Object.assign(new Error('Please reduce your request rate.'), { name: 'SlowDown', $metadata: { httpStatusCode: 503 } }))).toBe('SlowDown (503): Please reduce your request rate.');
+  });
+});
+
+describe('what counts as an outage', () => {
+  it('S3: a refused connection (a real SDK error), 5xx and throttling; not 4xx answers', async () => {
+    const client = new S3Client({ endpoint: `http://127.0.0.1:${await freePort()}`, region: 'us-east-1', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId: 'x', secretAccessKey: 'y' } });
+    const err = await client.send(new ListObjectsV2Command({ Bucket: 'nobody' })).catch((e: unknown) => e);
+    client.destroy();
+    expect(isTransientS3Error(err)).toBe(true);
+    expect(causeText(err)).toMatch(/ECONNREFUSED/);
+    expect(causeText(err)).not.toMatch(/Error:/);
+    const answer = (name: string, status: number) => new S3ServiceException({ name, $fault: status >= 500 ? 'server' : 'client', $metadata: { httpStatusCode: status }, message: name });
+    expect(isTransientS3Error(answer('InternalError', 500))).toBe(true);
+    expect(isTransientS3Error(answer('SlowDown', 503))).toBe(true);
+    expect(isTransientS3Error(answer('TooManyRequests', 429))).toBe(true);
+    expect(isTransientS3Error(answer('AccessDenied', 403))).toBe(false);
+    expect(isTransientS3Error(answer('NoSuchBucket', 404))).toBe(false);
+    expect(isTransientS3Error(answer('PreconditionFailed', 412))).toBe(false);
+  });
+
+  it('local: a full disk, quota, I/O errors; not access denied or a read-only file system', () => {
+    for (const code of ['ENOSPC', 'EDQUOT', 'EIO', 'EMFILE']) expect(isTransientFsError(errno(code, code))).toBe(true);
+    for (const code of ['EACCES', 'EPERM', 'EROFS', 'ENOENT']) expect(isTransientFsError(errno(code, code))).toBe(false);
   });
 });
