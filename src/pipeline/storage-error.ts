@@ -46,7 +46,7 @@ export function storageFailureLine(f: StorageFailure): string {
   const what = `could not ${f.op} ${f.location}${f.range ? ` (range ${f.range})` : ''}: ${f.detail}`;
   const head =
     f.why === 'gave-up'
-      ? `storage unavailable for ${formatDuration(f.waitedMs)}, giving up: ${what}`
+      ? `storage unavailable${f.waitedMs >= 1000 ? ` for ${formatDuration(f.waitedMs)}` : ''}, giving up: ${what}`
       : f.why === 'stopped'
         ? `stopped while waiting ${formatDuration(f.waitedMs)} for storage: ${what}`
         : what;

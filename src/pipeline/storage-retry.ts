@@ -118,6 +118,7 @@ export class StorageRetry {
     const failed = () => this.failed; // re-read after awaits (TS keeps the narrowing otherwise)
     const before = failed();
     if (before) throw fail(before.failure.why, before.failure.waitedMs);
+    if (this.opts.maxOutageMs <= 0) throw fail('gave-up', 0); // told not to wait: no waiting line either
     const outage = this.begin(attempt, err);
     const waited = this.now() - outage.since;
     if (waited >= this.opts.maxOutageMs) throw this.giveUp(fail('gave-up', waited));

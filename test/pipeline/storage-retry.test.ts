@@ -135,6 +135,14 @@ describe('StorageRetry', () => {
     for (const r of results) expect((r as PromiseRejectedResult).reason).toMatchObject({ failure: { why: 'gave-up' } });
   });
 
+  it('with a maximum of 0 fails at the first failure, without a waiting line', async () => {
+    const { retry, sleeps, lines } = fakeTime(0);
+    const err = (await retry.run(attempt, failing(Infinity).fn).catch((e: unknown) => e)) as StorageError;
+    expect(err.message).toMatch(/^storage unavailable, giving up: could not write s3:\/\/bkt\/out\/_commits\/a-b.json: connect ECONNREFUSED/);
+    expect(sleeps).toEqual([]);
+    expect(lines).toEqual([]);
+  });
+
   it('says again that it is still waiting, once a minute by default', async () => {
     const { retry, lines } = fakeTime(150_000);
     await retry.run(attempt, failing(Infinity).fn).catch(() => undefined);
