@@ -21,7 +21,7 @@ import {
 import { COMMITS_PREFIX } from '../../src/pipeline/layout.js';
 import { assertKey, ObjectExistsError, type ObjectStore } from '../../src/pipeline/object-store.js';
 
-import { describeS3Error, httpStatus, isNotFound, s3Url, type S3Location } from './client.js';
+import { describeS3Error, httpStatus, isNotFound, isTransientS3Error, s3Url, type S3Location } from './client.js';
 
 const MB = 1024 * 1024;
 
@@ -67,6 +67,10 @@ export class S3ObjectStore implements ObjectStore {
   locate(key: string): string {
     assertKey(key);
     return s3Url({ bucket: this.bucket, prefix: this.prefix }, key);
+  }
+
+  isTransient(err: unknown): boolean {
+    return isTransientS3Error(err);
   }
 
   async putObject(key: string, bytes: Uint8Array): Promise<void> {

@@ -9,6 +9,12 @@ export async function readStdin(): Promise<string> {
 /** A user-facing failure: printed as one line on stderr, exit code 2, no stack trace. */
 export class UsageError extends Error {}
 
+/**
+ * A failure after the work started whose message already says what failed and what to do
+ * (a storage outage that outlasted --max-storage-outage): one line on stderr, exit code 1.
+ */
+export class FatalError extends Error {}
+
 export function parseJsonInput(text: string, what: string): unknown {
   if (text.trim() === '') throw new UsageError(`expected ${what} as JSON on stdin, got nothing`);
   try {

@@ -3,7 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../util/paths.js';
-import { UsageError } from './io.js';
+import { FatalError, UsageError } from './io.js';
 
 type Register = (program: Command) => void;
 
@@ -59,6 +59,10 @@ try {
   await program.parseAsync(process.argv);
 } catch (err) {
   if (err instanceof CommanderError) process.exit(err.exitCode);
+  if (err instanceof FatalError) {
+    process.stderr.write(`reasoning-jury: ${err.message}\n`);
+    process.exit(1);
+  }
   const known = await isKnownError(err);
   process.stderr.write(`reasoning-jury: ${known ? (err as Error).message : (err as Error).stack ?? String(err)}\n`);
   process.exit(known ? 2 : 1);

@@ -11,7 +11,9 @@ import { checkOneManifestSettings, RangeSettingsMismatch, readOutputState, type 
 import type { GatewayObserver } from '../llm/observer.js';
 import type { StageView } from '../ops/inputs.js';
 import { ShardCommitter } from '../pipeline/shard-commit.js';
-import { newCounters, runStage, type RangeTiming, type StageCounters } from '../pipeline/stage.js';
+import { retryingStore } from '../pipeline/retrying-store.js';
+import { newCounters, runStage, type IntakeHold, type RangeTiming, type StageCounters } from '../pipeline/stage.js';
+import { StorageRetry } from '../pipeline/storage-retry.js';
 import { intakeSettings, judgingSteps } from '../pipeline/steps/index.js';
 import { streamEnricher } from '../taxonomy/stream.js';
 import { packageRoot } from '../util/paths.js';
@@ -32,6 +34,19 @@ export interface RunJobOptions extends JuryOptions {
   worldSize?: number;
   /** kafka:// input: stop once the group has read and committed everything */
   untilCaughtUp?: boolean;
+  /** how long an output-store outage is waited out before the run stops (0 = not at all) */
+  maxStorageOutageMs?: number;
+}
+
+const DEFAULT_MAX_STORAGE_OUTAGE_MS = 10 * 60_000;
+
+/**
+ * The output store as the run uses it: every operation waits out outages (retry with backoff,
+ * intake held) for up to the configured time before it fails as a StorageError.
+ */
+function withOutageRetry(output: OutputTarget, opts: RunJobOptions, signal: AbortSignal): { output: OutputTarget; retry: StorageRetry } {
+  const retry = new StorageRetry({ maxOutageMs: opts.maxStorageOutageMs ?? DEFAULT_MAX_STORAGE_OUTAGE_MS, store: output.location, signal, setting: '--max-storage-outage' });
+  return { output: { ...output, store: retryingStore(output.store, retry, output.location) }, retry };
 }
 
 export interface RunJobHooks {
@@ -77,7 +92,7 @@ export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<S
   const config = loadJuryConfig(opts);
   const inputUrl = opts.input ?? join(packageRoot(), 'examples', 'traces');
   if (!opts.input) process.stderr.write(`reasoning-jury: no --input given, reading the bundled examples in ${inputUrl}\n`);
-  const output = await openOutput(opts.out, config).catch(asUsage);
+  const { output, retry } = withOutageRetry(await openOutput(opts.out, config).catch(asUsage), opts, hooks.signal);
   const settings: RangeSettings = { max_records: opts.maxRecords, max_chars: opts.maxChars, formats: opts.formats };
   const done = await outputState(output, inputUrl, settings, opts.resume);
   const { rank = 0, worldSize = 1, untilCaughtUp = false } = opts;
@@ -85,13 +100,13 @@ export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<S
   try {
     // Simulated jurors learn the labels of local input files up front (kafka:// and s3:// give them with --gold).
     const labelled = isKafkaUrl(inputUrl) || isS3Url(inputUrl) ? {} : { input: inputUrl };
-    return await judgeInput(config, opts, input, output, done, hooks, labelled);
+    return await judgeInput(config, opts, input, output, done, hooks, labelled, retry);
   } finally {
     await input.close();
   }
 }
 
-async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: OpenedInput, output: OutputTarget, done: OutputState, hooks: RunJobHooks, labelled: JuryInput): Promise<StageCounters> {
+async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: OpenedInput, output: OutputTarget, done: OutputState, hooks: RunJobHooks, labelled: JuryInput, hold: IntakeHold): Promise<StageCounters> {
   const observe = hooks.observe ?? {};
   const runtime = await openJury(config, opts, labelled, observe.gateway ? { observer: observe.gateway } : {});
   try {
@@ -113,6 +128,7 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
       counters,
       ...(observe.onRangeDone ? { onRangeDone: observe.onRangeDone } : {}),
       signal: hooks.signal,
+      intakeHold: hold,
     });
   } finally {
     await runtime.close();

@@ -2,6 +2,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { ConfigError } from '../config/load.js';
 import type { Scrape } from '../ops/server.js';
 import type { StageCounters } from '../pipeline/stage.js';
+import { StorageError } from '../pipeline/storage-error.js';
 import { UsageError } from './io.js';
 import { runJob, type RunJobOptions } from './run-job.js';
 import type { OpsMessage } from './run-ops.js';
@@ -14,7 +15,7 @@ export type WorkerMessage =
   | { type: 'total'; total: number | undefined }
   | { type: 'progress'; counters: StageCounters }
   | { type: 'done'; counters: StageCounters; stopped: boolean; metrics?: Scrape }
-  | { type: 'error'; usage: boolean; message: string }
+  | { type: 'error'; usage: boolean; message: string; oneLine?: boolean }
   | OpsMessage;
 
 /** What the main thread hands the worker. */
@@ -49,7 +50,9 @@ try {
   port.postMessage({ type: 'done', counters, stopped: stop.signal.aborted, ...(ops ? { metrics: await ops.final() } : {}) } satisfies WorkerMessage);
 } catch (err) {
   const usage = err instanceof UsageError || err instanceof ConfigError;
-  port.postMessage({ type: 'error', usage, message: usage ? (err as Error).message : ((err as Error).stack ?? String(err)) } satisfies WorkerMessage);
+  // A storage failure's message is the whole story (what, where, which range, what to do).
+  const oneLine = err instanceof StorageError;
+  port.postMessage({ type: 'error', usage, oneLine, message: usage || oneLine ? (err as Error).message : ((err as Error).stack ?? String(err)) } satisfies WorkerMessage);
 }
 ops?.stop();
 port.close();

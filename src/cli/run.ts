@@ -3,12 +3,13 @@ import { resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { ShardFormat } from '../../schemas/outputs.js';
 import type { StageCounters } from '../pipeline/stage.js';
-import { UsageError } from './io.js';
+import { FatalError, UsageError } from './io.js';
 import { JURY_OPTION_HELP, type JuryOptions } from './jury-options.js';
 import { createProgress, type ProgressView } from './progress.js';
 import type { RunJobOptions } from './run-job.js';
 import { RunOps } from './run-ops.js';
 import type { WorkerInput, WorkerMessage } from './run-worker.js';
+import { parseDuration } from '../util/duration.js';
 
 interface RunOptions extends JuryOptions {
   input?: string;
@@ -26,6 +27,7 @@ interface RunOptions extends JuryOptions {
   metricsPort?: string;
   metricsHost: string;
   metricsLinger: string;
+  maxStorageOutage: string;
 }
 
 const positiveInt = (v: string, flag: string): number => {
@@ -46,6 +48,7 @@ function summaryText(c: StageCounters, out: string, seconds: number): string {
     ...(c.dropped_revoked > 0 ? [['  dropped when a partition moved (re-read there)', c.dropped_revoked]] : []),
     ['ranges committed', c.ranges_committed],
     ...(c.ranges_not_written > 0 ? [['ranges not written (partition moved or overlapped; re-read)', c.ranges_not_written]] : []),
+    ...(c.storage_outages > 0 ? [['output store outages waited out', `${c.storage_outages} (${(c.storage_outage_ms / 1000).toFixed(1)} s, intake held)`]] : []),
     ['tokens in / out', `${c.tokens_in} / ${c.tokens_out}`],
     ['cost (USD)', c.cost_usd.toFixed(6)],
     ['seconds', seconds.toFixed(1)],
@@ -73,6 +76,7 @@ export function registerRun(program: Command): void {
     .option('--no-cache', JURY_OPTION_HELP.cache)
     .option('--rank <n>', 's3:// input: this worker\'s index among --world-size workers (default $JOB_COMPLETION_INDEX, else 0)')
     .option('--world-size <n>', 's3:// input: number of workers sharing the objects', '1')
+    .option('--max-storage-outage <duration>', 'how long to wait out an output store that is down or full (e.g. 90s, 10m, 1h; 0 = fail at once): commits retry with backoff and no new records are read meanwhile', '10m')
     .option('--until-caught-up', 'kafka:// input: exit once the consumer group has read and committed every partition (default: keep streaming)')
     .option('--metrics-port <n>', 'serve Prometheus /metrics and the /healthz, /readyz probes on this port (0 = any free port, printed on stderr; default: off)')
     .option('--metrics-host <addr>', 'address the metrics port listens on', '0.0.0.0')
@@ -85,6 +89,13 @@ positions are committed atomically (parts first, manifest in _commits/ last); re
 command after a crash skips committed ranges and rebuilds the rest under the same file names.
 Every manifest records --range-records, --range-mb and --format; resuming with other values is
 refused with one line, since the ranges would be planned under other names.
+
+When the output store is down or full (S3 refusing connections, timing out, answering 5xx or
+SlowDown; a local disk full or failing with EIO), the commit waits and retries with backoff for
+up to --max-storage-outage, with one line when the wait starts and one when the store is back.
+Meanwhile no new records are read; those in flight finish and wait for their commit. If the
+store is still down after that, run stops with one line naming the range and the file or key,
+and exits 1; nothing uncommitted is visible, and the same command resumes where it stopped.
 
 Examples:
   reasoning-jury run                                   # bundled examples, simulated jury, ./out
@@ -136,8 +147,11 @@ function parseRunOptions(opts: RunOptions): { job: RunJobOptions; maxHeapMb: num
   const rankText = opts.rank ?? (worldSize > 1 ? process.env.JOB_COMPLETION_INDEX : undefined) ?? '0';
   const rank = Number(rankText);
   if (!Number.isInteger(rank) || rank < 0 || rank >= worldSize) throw new UsageError(`--rank must be a whole number below --world-size ${worldSize} (got "${rankText}")`);
+  const maxStorageOutageMs = parseDuration(opts.maxStorageOutage);
+  if (maxStorageOutageMs === null) throw new UsageError(`--max-storage-outage must be a duration like 90s, 10m or 1h (got "${opts.maxStorageOutage}")`);
   const job: RunJobOptions = {
     rank,
+    maxStorageOutageMs,
     worldSize,
     untilCaughtUp: opts.untilCaughtUp === true,
     ...(opts.config ? { config: opts.config } : {}),
@@ -171,7 +185,7 @@ async function runInWorker(job: RunJobOptions, maxHeapMb: number, progressMode: 
   });
   let progress: ProgressView | null = null;
   let finished: WorkerOutcome | null = null;
-  let failure: { usage: boolean; message: string } | null = null;
+  let failure: { usage: boolean; message: string; oneLine?: boolean } | null = null;
   ops?.attach(worker);
   const onSignal = () => {
     ops?.stopping();
@@ -190,7 +204,7 @@ async function runInWorker(job: RunJobOptions, maxHeapMb: number, progressMode: 
     else if (m.type === 'done') {
       finished = { counters: m.counters, stopped: m.stopped };
       ops?.finished(m.metrics);
-    } else if (m.type === 'error') failure = { usage: m.usage, message: m.message };
+    } else if (m.type === 'error') failure = { usage: m.usage, message: m.message, ...(m.oneLine ? { oneLine: true } : {}) };
   });
   const exitCode = await new Promise<number>((resolve) => {
     worker.on('error', (err) => {
@@ -201,9 +215,10 @@ async function runInWorker(job: RunJobOptions, maxHeapMb: number, progressMode: 
   ops?.finished(undefined); // a no-op after 'done'; otherwise the worker died without final numbers
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
-  const f = failure as { usage: boolean; message: string } | null;
+  const f = failure as { usage: boolean; message: string; oneLine?: boolean } | null;
   if (f) {
     if (f.usage) throw new UsageError(f.message);
+    if (f.oneLine) throw new FatalError(f.message);
     throw new Error(f.message);
   }
   const done = finished as WorkerOutcome | null;

@@ -20,6 +20,12 @@ export interface ObjectStore {
   locate(key: string): string;
   /** Keys after `startAfter` only, when the store can ask for that (S3 StartAfter). */
   listAfter?(prefix: string, startAfter: string | undefined): Promise<string[]>;
+  /**
+   * True when `err` (thrown by this store) is an outage worth waiting out rather than an answer:
+   * a refused or reset connection, a timeout, a 5xx or throttling reply, a full disk. The stage
+   * retries those for `--max-storage-outage` (./storage-retry.ts); absent: nothing is retried.
+   */
+  isTransient?(err: unknown): boolean;
 }
 
 /**
@@ -57,6 +63,19 @@ const TEMP_SUFFIX = '.rjtmp';
 // Leading '.' hides temp files from Spark, pyarrow.dataset and DuckDB globbing of the tree.
 const isTemp = (name: string) => name.startsWith('.') && name.endsWith(TEMP_SUFFIX);
 
+/**
+ * Local errors an operator can clear while the stage waits: a full disk or quota (files can be
+ * deleted), I/O errors and stale handles of network file systems, too many open files, a busy
+ * or temporarily unavailable resource. Access denied or a read-only file system are not: they
+ * need a configuration change, so they fail at once.
+ */
+const TRANSIENT_FS_CODES = new Set(['ENOSPC', 'EDQUOT', 'EIO', 'EAGAIN', 'EBUSY', 'EMFILE', 'ENFILE', 'ESTALE', 'ETIMEDOUT', 'EINTR']);
+
+export function isTransientFsError(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  return typeof code === 'string' && TRANSIENT_FS_CODES.has(code);
+}
+
 /** fsync a directory so a rename / new entry in it survives a crash. */
 async function fsyncDir(dir: string): Promise<void> {
   const fh = await open(dir, 'r');
@@ -81,6 +100,10 @@ export class LocalObjectStore implements ObjectStore {
   locate(key: string): string {
     assertKey(key);
     return join(this.root, ...key.split('/'));
+  }
+
+  isTransient(err: unknown): boolean {
+    return isTransientFsError(err);
   }
 
   async putObject(key: string, bytes: Uint8Array): Promise<void> {

@@ -23,6 +23,7 @@ import type { Envelope } from './envelope.js';
 import { positionString } from './positions.js';
 import type { PlannedRange } from './range-planner.js';
 import type { ShardCommitter } from './shard-commit.js';
+import { StorageError } from './storage-error.js';
 import type { CommitRequest, RangeSink, ShardRows } from './sink.js';
 import type { RangeClaim, RangeOutcome, Source } from './source.js';
 
@@ -153,10 +154,16 @@ async function write(w: RangeWriter, deps: RangeCommitDeps): Promise<RangeOutcom
   return res.alreadyCommitted ? 'existing' : 'committed';
 }
 
-/** Runs the protocol for a complete range and returns how it ended. */
+/**
+ * Runs the protocol for a complete range and returns how it ended. A store that is down is
+ * waited out below (the committer's store retries, ./storage-retry.ts); a StorageError that
+ * gets here ends the stage, and it names this range.
+ */
 export async function commitRange(w: RangeWriter, deps: RangeCommitDeps): Promise<RangeOutcome> {
   w.startWriting();
-  const outcome = await write(w, deps);
+  const outcome = await write(w, deps).catch((err: unknown) => {
+    throw err instanceof StorageError ? err.inRange(`${w.first}..${w.last}`) : err;
+  });
   w.finish(outcome);
   const streaming = deps.source.streaming;
   if (streaming) {

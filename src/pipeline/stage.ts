@@ -7,6 +7,11 @@
  * holds a window slot from the moment it is pulled until its range is committed, which bounds
  * memory and turns a slow jury or sink into slower reading. Every record pulled leaves as shard
  * rows or as a dead letter with its reason; nothing is dropped silently.
+ *
+ * While the output store is down (`intakeHold`), nothing new is pulled: records in flight
+ * finish into the window and their ranges queue behind the commit that waits for the store.
+ * A commit that fails for good stops the stage at once: no new records, none lost (what is not
+ * committed is read again by the next run), and the error names the range.
  */
 import PQueue from 'p-queue';
 import { unitToken } from './positions.js';
@@ -42,6 +47,15 @@ export interface StageOptions {
   /** stop pulling new records; what is in flight still finishes and is committed */
   signal?: AbortSignal;
   log?: (line: string) => void;
+  /** while this returns a promise (the output store is down), no new record is pulled */
+  intakeHold?: IntakeHold;
+}
+
+export interface IntakeHold {
+  /** null while intake may go on; else settles when it may go on again */
+  blocked(): Promise<void> | null;
+  /** outages so far and their total length, for the counters */
+  readonly stats: { readonly outages: number; readonly outageMs: number };
 }
 
 export interface RangeTiming {
@@ -73,10 +87,13 @@ export interface StageCounters {
   tokens_in: number;
   tokens_out: number;
   cost_usd: number;
+  /** output-store outages waited out (intake held meanwhile), and their total length */
+  storage_outages: number;
+  storage_outage_ms: number;
 }
 
 export function newCounters(): StageCounters {
-  return { read: 0, skipped_committed: 0, in_flight: 0, judged: 0, clean: 0, degraded: 0, no_verdict: 0, dead_letters: 0, ranges_committed: 0, records_committed: 0, ranges_not_written: 0, records_not_written: 0, dropped_revoked: 0, tokens_in: 0, tokens_out: 0, cost_usd: 0 };
+  return { read: 0, skipped_committed: 0, in_flight: 0, judged: 0, clean: 0, degraded: 0, no_verdict: 0, dead_letters: 0, ranges_committed: 0, records_committed: 0, ranges_not_written: 0, records_not_written: 0, dropped_revoked: 0, tokens_in: 0, tokens_out: 0, cost_usd: 0, storage_outages: 0, storage_outage_ms: 0 };
 }
 
 /** Counts a record that finished its steps. */
@@ -106,6 +123,8 @@ export function countRange(c: StageCounters, outcome: RangeOutcome, records: num
   }
 }
 
+const STOP = Symbol('stop');
+
 const stderrLine = (line: string) => process.stderr.write(line.endsWith('\n') ? line : `${line}\n`);
 
 class Stage {
@@ -119,9 +138,12 @@ class Stage {
   private readonly generations = new Map<string, number>();
   private commitChain: Promise<void> = Promise.resolve();
   private fatal: unknown = null;
+  /** woken when the stage must stop pulling: a commit failed for good, or the signal fired */
+  private readonly onStop = new Set<() => void>();
 
   constructor(private readonly opts: StageOptions) {
     this.counters = opts.counters ?? newCounters();
+    opts.signal?.addEventListener('abort', () => this.stop(), { once: true });
     this.window = new Window(opts.window ?? 2 * opts.range.maxRecords + opts.concurrency);
     this.judges = new PQueue({ concurrency: opts.concurrency });
     this.planner = new RangePlanner(opts.range, opts.committed, (r) => this.onClosed(r));
@@ -131,18 +153,74 @@ class Stage {
 
   async run(): Promise<StageCounters> {
     this.opts.source.streaming?.attach(this.control());
-    for await (const item of this.opts.source) {
-      if (this.opts.signal?.aborted || this.fatal) break;
-      await this.admit(item);
-      // Keep the judging queue short: records wait in the source, not in memory.
-      if (this.judges.size > 0) await this.judges.onSizeLessThan(1);
-    }
+    await this.pull();
     this.planner.closeAll();
     await this.judges.onIdle();
     // Every range is closed and complete now; wait for the last commits.
     await this.commitChain;
     if (this.fatal) throw this.fatal;
+    this.progress();
     return this.counters;
+  }
+
+  private get stopped(): boolean {
+    return this.fatal !== null || this.opts.signal?.aborted === true;
+  }
+
+  private stop(): void {
+    for (const wake of [...this.onStop]) wake();
+  }
+
+  /**
+   * `p`, or STOP as soon as the stage must stop. (Not Promise.race with one long-lived promise:
+   * that adds a reaction to it per record, and a streaming run never lets them go.)
+   */
+  private unlessStopped<T>(p: Promise<T>): Promise<T | typeof STOP> {
+    if (this.stopped) return Promise.resolve(STOP);
+    return new Promise((resolve, reject) => {
+      const wake = () => resolve(STOP);
+      this.onStop.add(wake);
+      p.then(
+        (v) => (this.onStop.delete(wake), resolve(v)),
+        (e: unknown) => (this.onStop.delete(wake), reject(e)),
+      );
+    });
+  }
+
+  /** Pulls and admits records until the source ends or the stage must stop. */
+  private async pull(): Promise<void> {
+    const items = this.opts.source[Symbol.asyncIterator]();
+    let pending: Promise<IteratorResult<SourceItem>> | null = null;
+    for (;;) {
+      await this.holdIntake();
+      if (this.stopped) break;
+      pending = items.next();
+      const next = await this.unlessStopped(pending);
+      if (next !== STOP) pending = null;
+      if (next === STOP || next.done || this.stopped) break;
+      await this.admit(next.value);
+      // Keep the judging queue short: records wait in the source, not in memory.
+      if (this.judges.size > 0) await this.unlessStopped(this.judges.onSizeLessThan(1));
+    }
+    // Like a for-await break; a pull still pending (a stop cut it short) is let go, and its
+    // record, never admitted, is read again by the next run.
+    if (pending) void pending.then(() => items.return?.()).catch(() => undefined);
+    else await items.return?.();
+  }
+
+  /** While the output store is down, nothing new is pulled. */
+  private async holdIntake(): Promise<void> {
+    const blocked = this.opts.intakeHold?.blocked();
+    if (!blocked) return;
+    this.progress();
+    await this.unlessStopped(blocked);
+    this.progress();
+  }
+
+  private progress(): void {
+    const hold = this.opts.intakeHold?.stats;
+    if (hold) [this.counters.storage_outages, this.counters.storage_outage_ms] = [hold.outages, hold.outageMs];
+    this.opts.onProgress?.(this.counters);
   }
 
   private async admit(item: SourceItem): Promise<void> {
@@ -151,7 +229,8 @@ class Stage {
     const { env, chars } = intake(item, this.opts.intake);
     if (this.window.inUse >= this.window.size) this.breakStall();
     // Take the slot before assigning, and assign and buffer with no await in between.
-    await this.window.acquire();
+    if (!(await this.window.acquire())) return; // the stage stopped while waiting
+
     if ((this.generations.get(token) ?? 0) !== generation) {
       this.window.release(1);
       this.counters.dropped_revoked += 1;
@@ -194,7 +273,7 @@ class Stage {
       return;
     }
     const complete = w.add(env);
-    this.opts.onProgress?.(this.counters);
+    this.progress();
     if (complete) this.scheduleCommit(w);
   }
 
@@ -204,6 +283,9 @@ class Stage {
       .then(() => (this.fatal ? undefined : this.commit(w)))
       .catch((err) => {
         this.fatal ??= err;
+        // Slots of an uncommitted range never come back: wake the intake so it sees the stop.
+        this.window.close();
+        this.stop();
       });
   }
 
@@ -215,7 +297,7 @@ class Stage {
     countRange(this.counters, outcome, w.plan.items);
     this.opts.onRangeDone?.({ outcome, records: w.plan.items, seconds: (performance.now() - t0) / 1000 });
     this.window.release(w.plan.items);
-    this.opts.onProgress?.(this.counters);
+    this.progress();
   }
 
   /** What a streaming source may ask of the stage while it runs. */

@@ -5,6 +5,7 @@
  */
 export class Window {
   private held = 0;
+  private closed = false;
   private waiters: Array<() => void> = [];
 
   constructor(readonly size: number) {
@@ -15,9 +16,18 @@ export class Window {
     return this.held;
   }
 
-  async acquire(): Promise<void> {
-    while (this.held >= this.size) await new Promise<void>((resolve) => this.waiters.push(resolve));
+  /** Takes a slot; false when the window was closed (the stage is stopping) instead. */
+  async acquire(): Promise<boolean> {
+    while (this.held >= this.size && !this.closed) await new Promise<void>((resolve) => this.waiters.push(resolve));
+    if (this.closed) return false;
     this.held += 1;
+    return true;
+  }
+
+  /** No more slots: wakes every waiter with false. */
+  close(): void {
+    this.closed = true;
+    for (const w of this.waiters.splice(0)) w();
   }
 
   release(n = 1): void {

@@ -1,0 +1,17 @@
+import { existsSync, readFileSync } from 'node:fs';
+
+/**
+ * Successful model calls per record id in an audit log (one JSONL line per HTTP attempt): with
+ * a one-juror jury, each judging of a record is one such call, so a count above 1 means the
+ * record was judged, and paid for, more than once.
+ */
+export function okCallsPerRecord(auditPath: string): Map<string, number> {
+  const counts = new Map<string, number>();
+  if (!existsSync(auditPath)) return counts;
+  for (const line of readFileSync(auditPath, 'utf8').split('\n')) {
+    if (!line.trim()) continue;
+    const e = JSON.parse(line) as { record_id: string; outcome: string };
+    if (e.outcome === 'ok') counts.set(e.record_id, (counts.get(e.record_id) ?? 0) + 1);
+  }
+  return counts;
+}
