@@ -101,12 +101,17 @@ describe('Dockerfile', () => {
 
   it('is the image the Kubernetes manifests run, under the name the README gives', () => {
     const image = `${pkg.config.image}:${pkg.version}`;
-    const containers = readdirSync('infra/k8s')
+    type PodSpec = { containers: Array<{ image: string }>; securityContext?: Record<string, unknown> };
+    const pods = readdirSync('infra/k8s')
       .filter((f) => f.endsWith('.yaml'))
-      .flatMap((f) => YAML.parseAllDocuments(readFileSync(join('infra/k8s', f), 'utf8')).map((d) => d.toJS() as { spec?: { template?: { spec?: { containers?: Array<{ image: string }> } } } }))
-      .flatMap((d) => d.spec?.template?.spec?.containers ?? []);
+      .flatMap((f) => YAML.parseAllDocuments(readFileSync(join('infra/k8s', f), 'utf8')).map((d) => d.toJS() as { spec?: { template?: { spec?: PodSpec } } }))
+      .flatMap((d) => (d.spec?.template?.spec ? [d.spec.template.spec] : []));
+    const containers = pods.flatMap((p) => p.containers);
     expect(containers.length).toBeGreaterThanOrEqual(2);
     for (const c of containers) expect(c.image).toBe(image);
+    // The pods insist on the image's own non-root user.
+    const [uid, gid] = lastOf(runtime, 'USER')!.split(':').map(Number);
+    for (const pod of pods) expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: uid, runAsGroup: gid });
     expect(readFileSync('README.md', 'utf8')).toContain(pkg.config.image);
     expect(readFileSync('Dockerfile', 'utf8')).toContain(pkg.config.image);
   });
