@@ -8,12 +8,12 @@
 // the suite filled it) and asks the registry nothing. Optional dependencies (node-llama-cpp's
 // prebuilt llama.cpp binaries, ~680 MB, for local models only) and install scripts are left
 // out to keep the test cheap; the demo does not load them.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/cli.js';
-import { treeProbe } from '../helpers/progress.js';
+import { guardChild, runCli } from '../helpers/cli.js';
+import { cpuProbe, LONG_TEST_MS, treeProbe } from '../helpers/progress.js';
 import { tempDir } from '../helpers/run-setup.js';
 
 interface LockEntry {
@@ -37,7 +37,23 @@ function consumerFolder(dir: string, file: string): void {
   writeFileSync(join(dir, 'package-lock.json'), JSON.stringify({ name: 'rj-install-check', lockfileVersion: 3, requires: true, packages }, null, 2));
 }
 
-const npm = (args: string[], cwd: string) => execFileSync('npm', [...args, '--no-audit', '--no-fund', '--loglevel', 'error'], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+/** Runs npm; killed only when neither its output nor its CPU time moves for the stall window. */
+function npm(args: string[], cwd: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('npm', [...args, '--no-audit', '--no-fund', '--loglevel', 'error'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const guard = guardChild(child, { what: `npm ${args[0]}`, progress: cpuProbe(child.pid) });
+    child.on('error', (e) => (guard.stop(), reject(e)));
+    child.on('close', (code) => {
+      guard.stop();
+      if (code === 0) resolve(stdout);
+      else reject(new Error(`npm ${args.join(' ')} exited ${code}: ${guard.stalled() ?? ''}\n${stderr.slice(-3000)}`));
+    });
+  });
+}
 
 describe('npm package', () => {
   const root = tempDir('pack');
@@ -48,14 +64,14 @@ describe('npm package', () => {
     const work = join(root, 'work');
     mkdirSync(prefix);
     mkdirSync(work);
-    const [packed] = JSON.parse(npm(['pack', '--json', '--pack-destination', prefix], process.cwd())) as Array<{ filename: string; files: Array<{ path: string }> }>;
+    const [packed] = JSON.parse(await npm(['pack', '--json', '--pack-destination', prefix], process.cwd())) as Array<{ filename: string; files: Array<{ path: string }> }>;
     const shipped = packed!.files.map((f) => f.path);
     expect(shipped).toContain(pkg.bin['reasoning-jury']);
     expect(shipped.some((p) => p.startsWith('dist/bench/') || p.startsWith('test/') || p.endsWith('.ts'))).toBe(false);
 
     consumerFolder(prefix, packed!.filename);
     const t0 = Date.now();
-    npm(['ci', '--prefer-offline', '--omit=optional', '--ignore-scripts'], prefix);
+    await npm(['ci', '--prefer-offline', '--omit=optional', '--ignore-scripts'], prefix);
     const installS = (Date.now() - t0) / 1000;
     const modules = join(prefix, 'node_modules');
     // Production dependencies only: what the demo needs must not come from a dev dependency.
@@ -75,5 +91,5 @@ describe('npm package', () => {
     // The shipped taxonomy, which `run` does not read, through the command that does.
     expect(execFileSync(bin, ['taxonomy', 'validate'], { cwd: work, encoding: 'utf8' })).toMatch(/8 categories, 56 leaves/);
     console.log(`npm package: ${shipped.length} files packed; offline install of production dependencies ${installS.toFixed(1)} s`);
-  });
+  }, LONG_TEST_MS);
 });
