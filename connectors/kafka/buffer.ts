@@ -1,6 +1,11 @@
 /**
- * The bounded queue between the Kafka fetch loop and the stage. It only counts; the source
+ * The bounded buffer between the Kafka fetch loop and the stage. It only counts; the source
  * decides to pause fetching when it is `full` and to resume once it is `drained` (half).
+ *
+ * One queue per partition, taken from in turn: a fetch hands over whole batches of every
+ * partition one after another, and a single FIFO would give the stage one partition's whole
+ * batch (hundreds of records) before the next partition's first record. Taking round-robin
+ * interleaves the partitions from the start; within a partition, offset order is kept.
  */
 import type { InMessage } from './port.js';
 
@@ -11,9 +16,42 @@ export interface Buffered<P> {
   bytes: number;
 }
 
-export class MessageBuffer<P> {
-  private queue: Array<Buffered<P> | undefined> = [];
+/** A FIFO that hands back its slots now and then instead of growing with everything queued. */
+class Fifo<T> {
+  private items: Array<T | undefined> = [];
   private head = 0;
+
+  get length(): number {
+    return this.items.length - this.head;
+  }
+
+  push(item: T): void {
+    this.items.push(item);
+  }
+
+  shift(): T | undefined {
+    if (this.head >= this.items.length) return undefined;
+    const item = this.items[this.head];
+    this.items[this.head++] = undefined; // let it go
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return item;
+  }
+}
+
+interface Slot<P> {
+  part: P;
+  queue: Fifo<Buffered<P>>;
+}
+
+export class MessageBuffer<P> {
+  /** partitions with something queued, in the order they are served */
+  private ring: Array<Slot<P>> = [];
+  private readonly slots = new Map<P, Slot<P>>();
+  private cursor = 0;
+  private count = 0;
   private totalBytes = 0;
   /** high-water marks, for stats and tests */
   maxSize = 0;
@@ -22,7 +60,7 @@ export class MessageBuffer<P> {
   constructor(private readonly limits: { messages: number; bytes: number }) {}
 
   get size(): number {
-    return this.queue.length - this.head;
+    return this.count;
   }
 
   get bytes(): number {
@@ -30,47 +68,59 @@ export class MessageBuffer<P> {
   }
 
   get full(): boolean {
-    return this.size >= this.limits.messages || this.totalBytes >= this.limits.bytes;
+    return this.count >= this.limits.messages || this.totalBytes >= this.limits.bytes;
   }
 
   get drained(): boolean {
-    return this.size <= this.limits.messages / 2 && this.totalBytes <= this.limits.bytes / 2;
+    return this.count <= this.limits.messages / 2 && this.totalBytes <= this.limits.bytes / 2;
   }
 
   push(part: P, msg: InMessage): void {
     const bytes = (msg.value?.byteLength ?? 0) + (msg.key?.byteLength ?? 0) + 64;
-    this.queue.push({ part, msg, bytes });
+    let slot = this.slots.get(part);
+    if (!slot) {
+      slot = { part, queue: new Fifo() };
+      this.slots.set(part, slot);
+      // Joins the turn just before the cursor: served after every partition already waiting.
+      this.ring.splice(this.cursor, 0, slot);
+      this.cursor = (this.cursor + 1) % this.ring.length;
+    }
+    slot.queue.push({ part, msg, bytes });
+    this.count++;
     this.totalBytes += bytes;
-    this.maxSize = Math.max(this.maxSize, this.size);
+    this.maxSize = Math.max(this.maxSize, this.count);
     this.maxBytes = Math.max(this.maxBytes, this.totalBytes);
   }
 
+  /** The next message of the partition whose turn it is. */
   shift(): Buffered<P> | undefined {
-    if (this.head >= this.queue.length) return undefined;
-    const e = this.queue[this.head]!;
-    this.queue[this.head++] = undefined; // let it go
-    // Compact now and then so the array does not grow with everything ever queued.
-    if (this.head > 4096 && this.head * 2 > this.queue.length) {
-      this.queue = this.queue.slice(this.head);
-      this.head = 0;
-    }
+    if (this.ring.length === 0) return undefined;
+    if (this.cursor >= this.ring.length) this.cursor = 0;
+    const slot = this.ring[this.cursor]!;
+    const e = slot.queue.shift()!;
+    if (slot.queue.length === 0) {
+      this.ring.splice(this.cursor, 1); // the next one moves into the cursor
+      this.slots.delete(slot.part);
+    } else this.cursor = (this.cursor + 1) % this.ring.length;
+    this.count--;
     this.totalBytes -= e.bytes;
     return e;
   }
 
   /** Drops every entry of `part`; returns how many. */
   removePart(part: P): number {
-    const keep: Array<Buffered<P>> = [];
+    const slot = this.slots.get(part);
+    if (!slot) return 0;
+    this.slots.delete(part);
+    const at = this.ring.indexOf(slot);
+    this.ring.splice(at, 1);
+    if (at < this.cursor) this.cursor--;
     let removed = 0;
-    for (let i = this.head; i < this.queue.length; i++) {
-      const e = this.queue[i]!;
-      if (e.part === part) {
-        this.totalBytes -= e.bytes;
-        removed++;
-      } else keep.push(e);
+    for (let e = slot.queue.shift(); e; e = slot.queue.shift()) {
+      this.totalBytes -= e.bytes;
+      removed++;
     }
-    this.queue = keep;
-    this.head = 0;
+    this.count -= removed;
     return removed;
   }
 }

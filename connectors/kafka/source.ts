@@ -2,7 +2,8 @@
  * Kafka topics as a Source for the stage, in a consumer group.
  *
  * Flow: the client's fetch loop hands batches to `onBatch`, which queues messages in a bounded
- * buffer; the stage pulls them one by one. When the buffer is full, fetching is paused for
+ * buffer; the stage pulls them one by one, the partitions in turn (./buffer.ts), so every
+ * assigned partition is read from the start. When the buffer is full, fetching is paused for
  * every assigned partition, and resumed once the stage has drained it to half.
  *
  * Offsets: a partition's commit point is the first offset not yet in committed shards

@@ -16,6 +16,8 @@ export interface CliOptions extends StallOptions {
   stdin?: string;
   env?: NodeJS.ProcessEnv;
   cwd?: string;
+  /** the CLI script node runs (default: this checkout's build, BIN) */
+  bin?: string;
   /**
    * What else shows the command working, besides its own output (which always counts): e.g.
    * `treeProbe(out)` for a `run --progress none`, committed manifests, a checkpoint file.
@@ -50,7 +52,7 @@ export function guardChild(child: ChildProcess, opts: CliOptions & { what: strin
  */
 export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd ?? process.cwd(), env: { ...process.env, ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [opts.bin ?? BIN, ...args], { cwd: opts.cwd ?? process.cwd(), env: { ...process.env, ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

@@ -126,4 +126,34 @@ describe('partition intake: what a fetched batch means for the commit point', ()
     expect(buf.shift()!.part).toBe('b');
     expect(buf.maxSize).toBe(4);
   });
+
+  it('the buffer takes partitions in turn, each in offset order, a newcomer after those waiting', () => {
+    const buf = new MessageBuffer<string>({ messages: 100, bytes: 1 << 20 });
+    const at = (p: string, offset: number) => buf.push(p, msg(offset));
+    // One fetch: partition a's whole batch, then b's, then c's.
+    for (const o of [0, 1, 2, 3]) at('a', o);
+    for (const o of [10, 11]) at('b', o);
+    at('c', 20);
+    const take = (n: number) =>
+      Array.from({ length: n }, () => {
+        const e = buf.shift()!;
+        return `${e.part}${e.msg.offset}`;
+      });
+    expect(take(4)).toEqual(['a0', 'b10', 'c20', 'a1']);
+    at('d', 30); // joins while b is next: served after b and a
+    at('c', 21); // c is back too, after d
+    expect(take(5)).toEqual(['b11', 'a2', 'd30', 'c21', 'a3']);
+    expect(buf.size).toBe(0);
+    expect(buf.shift()).toBeUndefined();
+    expect(buf.bytes).toBe(0);
+  });
+
+  it('removing a partition keeps the turn of the others', () => {
+    const buf = new MessageBuffer<string>({ messages: 100, bytes: 1 << 20 });
+    for (const p of ['a', 'b', 'c', 'a', 'b', 'c']) buf.push(p, msg(0));
+    expect(buf.shift()!.part).toBe('a');
+    expect(buf.removePart('a')).toBe(1);
+    expect([buf.shift()!.part, buf.shift()!.part, buf.shift()!.part, buf.shift()!.part]).toEqual(['b', 'c', 'b', 'c']);
+    expect(buf.size).toBe(0);
+  });
 });
