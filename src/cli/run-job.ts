@@ -12,6 +12,7 @@ import { ShardCommitter } from '../pipeline/shard-commit.js';
 import { runStage, type StageCounters } from '../pipeline/stage.js';
 import { intakeSettings, judgingSteps } from '../pipeline/steps/index.js';
 import { streamEnricher } from '../taxonomy/stream.js';
+import { addLogSecrets, logger, type LogSettings } from '../util/log.js';
 import { packageRoot } from '../util/paths.js';
 import { UsageError } from './io.js';
 import { loadJuryConfig, openJury, type JuryInput, type JuryOptions } from './jury-setup.js';
@@ -30,6 +31,8 @@ export interface RunJobOptions extends JuryOptions {
   worldSize?: number;
   /** kafka:// input: stop once the group has read and committed everything */
   untilCaughtUp?: boolean;
+  /** the judging thread logs as the command line asked */
+  log: LogSettings;
 }
 
 export interface RunJobHooks {
@@ -65,7 +68,9 @@ async function outputState(output: OutputTarget, input: string, settings: RangeS
 export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<StageCounters> {
   const config = loadJuryConfig(opts);
   const inputUrl = opts.input ?? join(packageRoot(), 'examples', 'traces');
-  if (!opts.input) process.stderr.write(`reasoning-jury: no --input given, reading the bundled examples in ${inputUrl}\n`);
+  // Endpoint keys can sit in variables of any name: they are secrets for the log as well.
+  addLogSecrets(Object.values(config.endpoints).map((e) => (e.api_key_env ? process.env[e.api_key_env] : undefined)));
+  if (!opts.input) logger('cli').info(`no --input given, reading the bundled examples in ${inputUrl}`, { path: inputUrl });
   const output = await openOutput(opts.out, config).catch(asUsage);
   const settings: RangeSettings = { max_records: opts.maxRecords, max_chars: opts.maxChars, formats: opts.formats };
   const done = await outputState(output, inputUrl, settings, opts.resume);

@@ -1,7 +1,9 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { ConfigError } from '../config/load.js';
 import type { StageCounters } from '../pipeline/stage.js';
+import { configureLogging } from '../util/log.js';
 import { UsageError } from './io.js';
+import { fatalReport, type FatalReport } from './logging.js';
 import { runJob, type RunJobOptions } from './run-job.js';
 
 /**
@@ -12,16 +14,19 @@ export type WorkerMessage =
   | { type: 'total'; total: number | undefined }
   | { type: 'progress'; counters: StageCounters }
   | { type: 'done'; counters: StageCounters; stopped: boolean }
-  | { type: 'error'; usage: boolean; message: string };
+  | { type: 'error'; report: FatalReport };
 
 const port = parentPort!;
+const job = workerData as RunJobOptions;
+// This thread has its own log sink: the same format and level as the command line's.
+configureLogging(job.log);
 const stop = new AbortController();
 port.on('message', (m: { type: string }) => {
   if (m.type === 'stop') stop.abort();
 });
 let last = 0;
 try {
-  const counters = await runJob(workerData as RunJobOptions, {
+  const counters = await runJob(job, {
     signal: stop.signal,
     onTotal: (total) => port.postMessage({ type: 'total', total } satisfies WorkerMessage),
     onProgress: (counters) => {
@@ -33,7 +38,8 @@ try {
   });
   port.postMessage({ type: 'done', counters, stopped: stop.signal.aborted } satisfies WorkerMessage);
 } catch (err) {
+  // Described here: the error's fields and causes do not survive the trip to the main thread.
   const usage = err instanceof UsageError || err instanceof ConfigError;
-  port.postMessage({ type: 'error', usage, message: usage ? (err as Error).message : ((err as Error).stack ?? String(err)) } satisfies WorkerMessage);
+  port.postMessage({ type: 'error', report: fatalReport(err, usage) } satisfies WorkerMessage);
 }
 port.close();

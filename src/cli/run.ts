@@ -3,8 +3,10 @@ import { resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { ShardFormat } from '../../schemas/outputs.js';
 import type { StageCounters } from '../pipeline/stage.js';
+import { logger, logSettings, type LogSettings } from '../util/log.js';
 import { UsageError } from './io.js';
 import { JURY_OPTION_HELP, type JuryOptions } from './jury-options.js';
+import { fatalReport, ReportedError, type FatalReport } from './logging.js';
 import { createProgress, type ProgressView } from './progress.js';
 import type { RunJobOptions } from './run-job.js';
 import type { WorkerMessage } from './run-worker.js';
@@ -62,7 +64,7 @@ export function registerRun(program: Command): void {
     .option('--range-records <n>', 'records per committed range (per shard file)', '1000')
     .option('--range-mb <n>', 'input megabytes per committed range', '64')
     .option('--no-resume', 'refuse to start if the output already has committed ranges (default: skip them)')
-    .option('--progress <mode>', 'auto | bar | log | none', 'auto')
+    .option('--progress <mode>', 'auto | bar | log | none (with --log-format json: auto and log are JSON events, bar is refused)', 'auto')
     .option('--max-heap-mb <mb>', 'heap limit of the judging thread; keeps memory flat on long runs (0 = V8 default)', '1024')
     .option('--gold <file>', JURY_OPTION_HELP.gold)
     .option('--audit-log <file>', JURY_OPTION_HELP.auditLog)
@@ -79,9 +81,14 @@ command after a crash skips committed ranges and rebuilds the rest under the sam
 Every manifest records --range-records, --range-mb and --format; resuming with other values is
 refused with one line, since the ranges would be planned under other names.
 
+Operational events (assignments, ranges not written, records without a verdict, kafkajs
+warnings) go to stderr, one per line, as text or with --log-format json as JSON; a fatal error
+is one line naming what failed and what to do (--debug adds its stack). The summary goes to stdout.
+
 Examples:
   reasoning-jury run                                   # bundled examples, simulated jury, ./out
-  reasoning-jury run -c jury.yaml -i traces/ -o shards/ --concurrency 64`,
+  reasoning-jury run -c jury.yaml -i traces/ -o shards/ --concurrency 64
+  reasoning-jury run -i kafka://traces --log-format json 2> >(jq -c 'select(.level != "info")')`,
     )
     .action(async (opts: RunOptions) => {
       const { job, maxHeapMb } = parseRunOptions(opts);
@@ -98,6 +105,8 @@ type ProgressMode = 'auto' | 'bar' | 'log' | 'none';
 function parseRunOptions(opts: RunOptions): { job: RunJobOptions; maxHeapMb: number } {
   if (!['parquet', 'arrow', 'both'].includes(opts.format)) throw new UsageError(`--format must be parquet, arrow or both (got "${opts.format}")`);
   if (!['auto', 'bar', 'log', 'none'].includes(opts.progress)) throw new UsageError(`--progress must be auto, bar, log or none (got "${opts.progress}")`);
+  const log = logSettings();
+  if (log.format === 'json' && opts.progress === 'bar') throw new UsageError('--progress bar draws on the terminal and would break the JSON lines of --log-format json: use --progress log (JSON events) or none');
   const maxHeapMb = Number(opts.maxHeapMb);
   if (!Number.isInteger(maxHeapMb) || maxHeapMb < 0) throw new UsageError(`--max-heap-mb must be a whole number of megabytes (got "${opts.maxHeapMb}")`);
   const worldSize = positiveInt(opts.worldSize, '--world-size');
@@ -119,6 +128,7 @@ function parseRunOptions(opts: RunOptions): { job: RunJobOptions; maxHeapMb: num
     maxRecords: positiveInt(opts.rangeRecords, '--range-records'),
     maxChars: positiveInt(opts.rangeMb, '--range-mb') * 1024 * 1024,
     resume: opts.resume,
+    log,
   };
   return { job, maxHeapMb };
 }
@@ -139,10 +149,11 @@ async function runInWorker(job: RunJobOptions, maxHeapMb: number, progressMode: 
   });
   let progress: ProgressView | null = null;
   let finished: WorkerOutcome | null = null;
-  let failure: { usage: boolean; message: string } | null = null;
+  let failure: FatalReport | null = null;
   const onSignal = () => {
     if (finished === null && failure === null) {
-      process.stderr.write('\nreasoning-jury: stopping: no new records; finishing and committing those in flight (again to abort)\n');
+      if (job.log.format === 'text') process.stderr.write('\n'); // off the progress bar's line
+      logger('cli').info('stopping: no new records; finishing and committing those in flight (again to abort)');
       worker.postMessage({ type: 'stop' });
     }
     process.once('SIGINT', () => process.exit(130));
@@ -150,24 +161,21 @@ async function runInWorker(job: RunJobOptions, maxHeapMb: number, progressMode: 
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   worker.on('message', (m: WorkerMessage) => {
-    if (m.type === 'total') progress = createProgress(progressMode, m.total);
+    if (m.type === 'total') progress = createProgress(progressMode, m.total, { format: job.log.format });
     else if (m.type === 'progress') progress?.update(m.counters);
     else if (m.type === 'done') finished = { counters: m.counters, stopped: m.stopped };
-    else failure = { usage: m.usage, message: m.message };
+    else failure = m.report;
   });
   const exitCode = await new Promise<number>((resolve) => {
     worker.on('error', (err) => {
-      failure ??= { usage: false, message: err.stack ?? String(err) };
+      failure ??= fatalReport(err, false);
     });
     worker.on('exit', resolve);
   });
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
-  const f = failure as { usage: boolean; message: string } | null;
-  if (f) {
-    if (f.usage) throw new UsageError(f.message);
-    throw new Error(f.message);
-  }
+  const f = failure as FatalReport | null;
+  if (f) throw new ReportedError(f);
   const done = finished as WorkerOutcome | null;
   if (!done) throw new Error(`the judging thread exited with code ${exitCode} before finishing (out of memory? raise --max-heap-mb)`);
   (progress as ProgressView | null)?.stop(done.counters);

@@ -9,6 +9,7 @@
  * rows or as a dead letter with its reason; nothing is dropped silently.
  */
 import PQueue from 'p-queue';
+import { logger, type Logger } from '../util/log.js';
 import { unitToken } from './positions.js';
 import { type PlannedRange, type RangeLimits, RangePlanner } from './range-planner.js';
 import { commitRange, type RangeCommitDeps, RangeWriter } from './range-writer.js';
@@ -17,6 +18,7 @@ import type { RangeSink } from './sink.js';
 import type { CommittedRanges, RangeOutcome, Source, SourceItem, UnitControl } from './source.js';
 import { runSteps, type Envelope, type PipelineStep } from './envelope.js';
 import { intake, type IntakeSettings } from './record-mapping.js';
+import { recordLog, type RecordLog } from './record-log.js';
 import { Window } from './window.js';
 
 export interface StageOptions {
@@ -37,7 +39,8 @@ export interface StageOptions {
   onProgress?: (p: StageCounters) => void;
   /** stop pulling new records; what is in flight still finishes and is committed */
   signal?: AbortSignal;
-  log?: (line: string) => void;
+  /** the stage's events (ranges not written); default: this thread's `stage` logger */
+  log?: Logger;
 }
 
 /** What the stage has done so far; the run summary and the progress line read it. */
@@ -95,7 +98,6 @@ export function countRange(c: StageCounters, outcome: RangeOutcome, records: num
   }
 }
 
-const stderrLine = (line: string) => process.stderr.write(line.endsWith('\n') ? line : `${line}\n`);
 
 class Stage {
   readonly counters = newCounters();
@@ -108,13 +110,15 @@ class Stage {
   private readonly generations = new Map<string, number>();
   private commitChain: Promise<void> = Promise.resolve();
   private fatal: unknown = null;
+  private readonly records: RecordLog;
 
   constructor(private readonly opts: StageOptions) {
     this.window = new Window(opts.window ?? 2 * opts.range.maxRecords + opts.concurrency);
     this.judges = new PQueue({ concurrency: opts.concurrency });
     this.planner = new RangePlanner(opts.range, opts.committed, (r) => this.onClosed(r));
     const settings = { max_records: opts.range.maxRecords, max_chars: opts.range.maxChars, formats: [...opts.committer.formats] };
-    this.commitDeps = { committer: opts.committer, source: opts.source, sinks: opts.sinks ?? [], settings, log: opts.log ?? stderrLine };
+    this.commitDeps = { committer: opts.committer, source: opts.source, sinks: opts.sinks ?? [], settings, log: opts.log ?? logger('stage') };
+    this.records = recordLog(this.commitDeps.log);
   }
 
   async run(): Promise<StageCounters> {
@@ -129,6 +133,7 @@ class Stage {
     await this.judges.onIdle();
     // Every range is closed and complete now; wait for the last commits.
     await this.commitChain;
+    this.records.close();
     if (this.fatal) throw this.fatal;
     return this.counters;
   }
@@ -177,6 +182,7 @@ class Stage {
 
   private finish(w: RangeWriter, env: Envelope): void {
     countRecord(this.counters, env);
+    this.records.finished(env);
     if (w.state === 'dropped') {
       this.window.release(1);
       return;
