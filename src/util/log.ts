@@ -119,6 +119,18 @@ function fieldText(v: unknown): string {
   return JSON.stringify(v);
 }
 
+const WORDISH = /[\p{L}\p{N}_]/u;
+
+/** Whether `msg` already shows `value` as a whole (so "0" is not found in "HTTP 401"). */
+function namedIn(msg: string, value: string): boolean {
+  for (let at = msg.indexOf(value); at >= 0; at = msg.indexOf(value, at + 1)) {
+    const before = msg[at - 1] ?? ' ';
+    const after = msg[at + value.length] ?? ' ';
+    if (!WORDISH.test(before) && !WORDISH.test(after)) return true;
+  }
+  return false;
+}
+
 /**
  * One human line, as the commands always printed them: `reasoning-jury: [component: ][level: ]msg`,
  * then the fields the message does not already name, then the hint; a stack (debug) follows on
@@ -128,7 +140,7 @@ export function textLine(level: LogLevel, component: string, msg: string, fields
   const { hint, stack, ...rest } = fields;
   const extras = Object.entries(rest)
     .map(([k, v]) => [k, fieldText(v)] as const)
-    .filter(([, v]) => !msg.includes(v))
+    .filter(([, v]) => !namedIn(msg, v))
     .map(([k, v]) => `${k}=${v}`);
   const where = component === 'cli' ? '' : `${component}: `;
   const tag = level === 'info' || level === 'fatal' ? '' : `${level}: `;
