@@ -2,7 +2,7 @@
 // fatal errors as one line (the stack only with --debug).
 import { execFileSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
@@ -160,6 +160,15 @@ describe('fatal errors', () => {
     expect(fatal).toHaveLength(1);
     expect(fatal[0]).toMatchObject({ component: 'cli', code: 'ENOTDIR', hint: expect.stringMatching(/is a file/), path: expect.stringContaining(blocker) });
     expect(fatal[0]!.stack).toBeUndefined();
+  });
+
+  // /dev/full answers every write with ENOSPC: a real full disk, for the audit log.
+  it.runIf(existsSync('/dev/full'))('a full disk is one line naming the file and saying to free space', async () => {
+    const res = await runCli(['run', '-c', config, '-i', input, '-o', join(dir, 'out-full'), '--progress', 'none', '--audit-log', '/dev/full']);
+    expect(res.code, res.stderr).toBe(1);
+    const lines = res.stderr.split('\n').filter((l) => l.includes('ENOSPC'));
+    expect(lines).toEqual(['reasoning-jury: audit log /dev/full: ENOSPC: no space left on device, write; free space on that device, then run the same command again (committed ranges are skipped)']);
+    expect(res.stderr).not.toMatch(stack);
   });
 
   it('--debug adds the stack', async () => {
