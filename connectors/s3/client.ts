@@ -58,5 +58,9 @@ export function isNotFound(err: unknown): boolean {
 export function describeS3Error(err: unknown): string {
   const e = err as { name?: string; message?: string };
   const status = httpStatus(err);
-  return `${e?.name ?? 'Error'}${status ? ` (${status})` : ''}: ${e?.message ?? String(err)}`;
+  // A service error's name says what it is (NoSuchBucket); a plain "Error" says nothing and
+  // would read as "...: Error: connect ECONNREFUSED" in the one-line fatal message.
+  const name = e?.name && e.name !== 'Error' ? e.name : status ? 'HTTP' : '';
+  const text = e?.message ?? String(err);
+  return name ? `${name}${status ? ` (${status})` : ''}: ${text}` : text;
 }

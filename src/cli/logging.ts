@@ -19,8 +19,23 @@ export function addLogOptions(program: Command): void {
     .option('--debug', 'also write debug-level events, and the stack of a fatal error')
     // Global options go in each command's --help too, since they are given after the command.
     .configureHelp({ showGlobalOptions: true })
-    .hook('preAction', () => configureLogging(logOptionsOf(program)));
+    .hook('preAction', () => applyLogSettings(logOptionsOf(program)));
 }
+
+/**
+ * Configures this thread's log, and with JSON also Node's own warnings (a dependency's
+ * deprecation or version notice): Node prints them as several plain lines, which would be the
+ * only lines on stderr a collector could not parse.
+ */
+export function applyLogSettings(settings: LogSettings): void {
+  configureLogging(settings);
+  if (settings.format !== 'json' || warningsRouted) return;
+  warningsRouted = true;
+  process.removeAllListeners('warning');
+  process.on('warning', (w) => logger('node').warn(w.message.replace(/\s*\n\s*/g, ' '), { name: w.name, ...((w as { code?: string }).code ? { code: (w as { code?: string }).code } : {}) }));
+}
+
+let warningsRouted = false;
 
 export function logOptionsOf(program: Command): LogSettings {
   const o = program.opts<{ logFormat?: LogFormat; debug?: boolean }>();

@@ -3,9 +3,8 @@ import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../util/paths.js';
-import { configureLogging } from '../util/log.js';
 import { UsageError } from './io.js';
-import { addLogOptions, fatalReport, jsonRequested, logOptionsOf, printFatal, ReportedError } from './logging.js';
+import { addLogOptions, applyLogSettings, fatalReport, jsonRequested, logOptionsOf, printFatal, ReportedError } from './logging.js';
 
 type Register = (program: Command) => void;
 
@@ -68,7 +67,7 @@ addLogOptions(program);
 
 // Commander's own errors (an unknown option) come before any action: as JSON too when asked.
 if (jsonRequested(process.argv.slice(2))) {
-  configureLogging({ format: 'json', debug: false });
+  applyLogSettings({ format: 'json', debug: false });
   program.configureOutput({
     outputError: (text) => printFatal({ message: text.trim().replace(/^error: /, ''), fields: {}, usage: true }),
     // "(add --help for usage)" after an error: not an event; --help itself goes to stdout.
@@ -84,6 +83,6 @@ try {
 } catch (err) {
   if (err instanceof CommanderError) process.exit(err.exitCode);
   // An action may have failed before the preAction hook ran: log as the command line asked.
-  configureLogging(logOptionsOf(program));
+  applyLogSettings(logOptionsOf(program));
   process.exit(printFatal(err instanceof ReportedError ? err.report : fatalReport(err, await isKnownError(err))));
 }

@@ -1,9 +1,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { ConfigError } from '../config/load.js';
 import type { StageCounters } from '../pipeline/stage.js';
-import { configureLogging } from '../util/log.js';
 import { UsageError } from './io.js';
-import { fatalReport, type FatalReport } from './logging.js';
+import { applyLogSettings, fatalReport, type FatalReport } from './logging.js';
 import { runJob, type RunJobOptions } from './run-job.js';
 
 /**
@@ -19,7 +18,7 @@ export type WorkerMessage =
 const port = parentPort!;
 const job = workerData as RunJobOptions;
 // This thread has its own log sink: the same format and level as the command line's.
-configureLogging(job.log);
+applyLogSettings(job.log);
 const stop = new AbortController();
 port.on('message', (m: { type: string }) => {
   if (m.type === 'stop') stop.abort();
