@@ -133,6 +133,8 @@ function parseRunOptions(opts: RunOptions): { job: RunJobOptions; maxHeapMb: num
   return { job, maxHeapMb };
 }
 
+const OOM_HINT = 'raise --max-heap-mb, then run the same command again (committed ranges are skipped)';
+
 interface WorkerOutcome {
   counters: StageCounters;
   stopped: boolean;
@@ -168,7 +170,8 @@ async function runInWorker(job: RunJobOptions, maxHeapMb: number, progressMode: 
   });
   const exitCode = await new Promise<number>((resolve) => {
     worker.on('error', (err) => {
-      failure ??= fatalReport(err, false);
+      const oom = (err as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY';
+      failure ??= fatalReport(oom ? Object.assign(err, { hint: OOM_HINT }) : err, false);
     });
     worker.on('exit', resolve);
   });
@@ -177,7 +180,9 @@ async function runInWorker(job: RunJobOptions, maxHeapMb: number, progressMode: 
   const f = failure as FatalReport | null;
   if (f) throw new ReportedError(f);
   const done = finished as WorkerOutcome | null;
-  if (!done) throw new Error(`the judging thread exited with code ${exitCode} before finishing (out of memory? raise --max-heap-mb)`);
+  if (!done) {
+    throw Object.assign(new Error(`the judging thread exited with code ${exitCode} before finishing`), { hint: `if it ran out of memory: ${OOM_HINT}` });
+  }
   (progress as ProgressView | null)?.stop(done.counters);
   return done;
 }

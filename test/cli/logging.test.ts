@@ -171,6 +171,13 @@ describe('fatal errors', () => {
     expect(res.stderr).not.toMatch(stack);
   });
 
+  it('a judging thread out of memory is one line saying to raise --max-heap-mb', async () => {
+    // 8 MB of heap cannot even load the jury: the worker dies with ERR_WORKER_OUT_OF_MEMORY.
+    const res = await runCli(['run', '-c', config, '-i', input, '-o', join(dir, 'out-oom'), '--progress', 'none', '--max-heap-mb', '8']);
+    expect(res.code, res.stderr).toBe(1);
+    expect(res.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^reasoning-jury: .*memory limit.*; raise --max-heap-mb, then run the same command again/)]);
+  });
+
   it('--debug adds the stack', async () => {
     const res = await runCli([...args, '--debug']);
     expect(res.code).toBe(1);
