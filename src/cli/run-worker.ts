@@ -2,6 +2,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { ConfigError } from '../config/load.js';
 import type { StageCounters } from '../pipeline/stage.js';
 import { UsageError } from './io.js';
+import { redactForLog } from '../util/log.js';
 import { applyLogSettings, fatalReport, type FatalReport } from './logging.js';
 import { runJob, type RunJobOptions } from './run-job.js';
 
@@ -39,6 +40,7 @@ try {
 } catch (err) {
   // Described here: the error's fields and causes do not survive the trip to the main thread.
   const usage = err instanceof UsageError || err instanceof ConfigError;
-  port.postMessage({ type: 'error', report: fatalReport(err, usage) } satisfies WorkerMessage);
+  // Redacted here too: this thread knows the endpoints' key variables, the main one does not.
+  port.postMessage({ type: 'error', report: redactForLog(fatalReport(err, usage)) } satisfies WorkerMessage);
 }
 port.close();

@@ -74,6 +74,11 @@ export function addLogSecrets(values: Iterable<string | undefined>): void {
   redactor = createRedactor(process.env, extraSecrets);
 }
 
+/** `value` with this thread's log secrets redacted (for what another thread will log). */
+export function redactForLog<T>(value: T): T {
+  return redactor.deep(value);
+}
+
 /** A logger writing to this thread's sink, as configured when each event is written. */
 export function logger(component: string): Logger {
   return loggerOn(() => sink, component);
