@@ -4,7 +4,7 @@
  * source.ts against the port, so another client library can replace this file alone.
  */
 import { Kafka, logLevel, Partitioners, type Admin, type Consumer, type IHeaders, type LogEntry, type Producer, type SASLOptions } from 'kafkajs';
-import type { LogFields, Logger, LogLevel } from '../../src/util/log.js';
+import { addLogSecrets, type LogFields, type Logger, type LogLevel } from '../../src/util/log.js';
 import { createRedactor } from '../../src/util/redact.js';
 import { limitedLog, type LimitedLog } from '../../src/util/repeat-limiter.js';
 import type { KafkaConfig } from '../../schemas/kafka.js';
@@ -65,6 +65,8 @@ export function createKafkajs(cfg: KafkaConfig, log: Logger, env: NodeJS.Process
     sasl = { mechanism: cfg.sasl.mechanism, username, password } as SASLOptions;
   }
   const redact = createRedactor(env, secrets);
+  // The password's variable can have any name: every other event of this thread hides it too.
+  addLogSecrets(secrets);
   return new Kafka({
     clientId: cfg.client_id,
     brokers: resolveBrokers(cfg, env),
