@@ -35,7 +35,7 @@ if (isMainThread) {
   const runtime = await openRuntime({ config, auditLogPath: null, providerFor: () => sim });
   const store = new S3ObjectStore(createS3Client({}), { bucket, prefix });
   const cfg = KafkaConfig.parse({ group_id: group, session_timeout_ms: 10_000, heartbeat_interval_ms: 1000, flush_idle_ms: 1000 });
-  const consumer = new KafkajsConsumer(createKafkajs(cfg, (l) => process.stderr.write(`${l}\n`)), cfg, [topic], group);
+  const consumer = new KafkajsConsumer(createKafkajs(cfg, (await import('../src/util/log.js')).logger('kafka')), cfg, [topic], group);
   const source = new KafkaSource({
     consumer,
     topics: [topic],

@@ -5,6 +5,7 @@
 import type { Kafka } from 'kafkajs';
 import type { ObjectStore } from '../../src/pipeline/object-store.js';
 import type { RangeSink } from '../../src/pipeline/sink.js';
+import { logger, type Logger } from '../../src/util/log.js';
 import { createKafkajs, KafkajsConsumer, KafkajsProducer } from './kafkajs-client.js';
 import { KafkaConfig, type KafkaConfigInput } from '../../schemas/kafka.js';
 import { parseKafkaUrl, resolveBrokers } from './options.js';
@@ -17,16 +18,14 @@ export interface KafkaInput {
   topics: string[];
   group: string;
   kafka: Kafka;
-  log: (line: string) => void;
+  log: Logger;
 }
-
-const defaultLog = (line: string) => process.stderr.write(line.endsWith('\n') ? line : `${line}\n`);
 
 /**
  * Resolves `kafka://...` against the config and checks the cluster before any work starts, so
  * a typo in a topic or an unreachable broker is one clear line, not a stack trace mid-run.
  */
-export async function openKafkaInput(url: string, section: KafkaConfigInput | KafkaConfig | undefined, log = defaultLog): Promise<KafkaInput> {
+export async function openKafkaInput(url: string, section: KafkaConfigInput | KafkaConfig | undefined, log: Logger = logger('kafka')): Promise<KafkaInput> {
   const cfg = KafkaConfig.parse(section ?? {});
   const parsed = parseKafkaUrl(url);
   const topics = parsed.topics.length ? parsed.topics : cfg.topics;
@@ -85,7 +84,7 @@ export function kafkaSourceSetup(input: KafkaInput, store: ObjectStore, opts: { 
       ]
     : [];
   const close = async (): Promise<void> => {
-    await source.close().catch((err: Error) => log(`reasoning-jury: kafka: closing the consumer failed: ${err.message}`));
+    await source.close().catch((err: Error) => log.warn(`closing the consumer failed: ${err.message}`));
     await producer?.close().catch(() => undefined);
   };
   return { source, sinks, close };

@@ -4,15 +4,57 @@
  * source.ts against the port, so another client library can replace this file alone.
  */
 import { Kafka, logLevel, Partitioners, type Admin, type Consumer, type IHeaders, type LogEntry, type Producer, type SASLOptions } from 'kafkajs';
+import { addLogSecrets, type LogFields, type Logger, type LogLevel } from '../../src/util/log.js';
 import { createRedactor } from '../../src/util/redact.js';
+import { limitedLog, type LimitedLog } from '../../src/util/repeat-limiter.js';
 import type { KafkaConfig } from '../../schemas/kafka.js';
 import { resolveBrokers } from './options.js';
 import type { ConsumerHandlers, InBatch, KafkaConsumerPort, KafkaProducerPort, OutMessage, PartitionOffsets, TopicPartition } from './port.js';
 
-export type LogLine = (line: string) => void;
+/** kafkajs' level labels as our level names (kafkajs NOTHING never reaches a log creator). */
+const LEVELS: Record<string, LogLevel> = { ERROR: 'error', WARN: 'warn', INFO: 'info', DEBUG: 'debug' };
+
+/** One kafkajs log entry as an event of ours: named level, `kafka.<namespace>` component. */
+export interface KafkaLogEvent {
+  level: LogLevel;
+  /** the namespace kafkajs gives (Connection, BrokerPool, Consumer, ...) */
+  namespace: string;
+  msg: string;
+  fields: LogFields;
+  /** identical entries share it: what the repeat limiter counts */
+  key: string;
+}
+
+export function kafkaLogEvent(e: LogEntry, withStack = false): KafkaLogEvent {
+  const { message, error, broker, groupId, topic, partition, stack } = e.log as Record<string, unknown>;
+  const level = LEVELS[e.label] ?? (e.level <= logLevel.ERROR ? 'error' : e.level === logLevel.WARN ? 'warn' : e.level === logLevel.INFO ? 'info' : 'debug');
+  const namespace = e.namespace || 'kafkajs';
+  const msg = `${String(message ?? '')}${typeof error === 'string' && error && !String(message).includes(error) ? ` (${error})` : ''}`;
+  const fields: LogFields = {
+    ...(typeof broker === 'string' ? { endpoint: broker } : {}),
+    ...(groupId !== undefined ? { group: groupId } : {}),
+    ...(topic !== undefined ? { topic } : {}),
+    ...(partition !== undefined ? { partition } : {}),
+    ...(withStack && typeof stack === 'string' ? { stack } : {}),
+  };
+  return { level, namespace, msg, fields, key: `${level} ${namespace} ${msg} ${String(broker ?? '')}` };
+}
+
+/**
+ * kafkajs' logCreator: every entry through our logger, redacted, with repeats of an identical
+ * entry (a broker that refuses connections is retried many times a second) held back and
+ * summarised by `limited`.
+ */
+export function kafkaLogCreator(log: Logger, limited: LimitedLog, redact: (s: string) => string = (s) => s): () => (e: LogEntry) => void {
+  return () => (e: LogEntry) => {
+    const ev = kafkaLogEvent(e, log.enabled('debug'));
+    const child = log.child(ev.namespace);
+    limited.write(ev.level, ev.key, redact(ev.msg), ev.fields, child);
+  };
+}
 
 /** A kafkajs client from the config; SASL credentials are read from the named env variables. */
-export function createKafkajs(cfg: KafkaConfig, log: LogLine, env: NodeJS.ProcessEnv = process.env): Kafka {
+export function createKafkajs(cfg: KafkaConfig, log: Logger, env: NodeJS.ProcessEnv = process.env): Kafka {
   let sasl: SASLOptions | undefined;
   const secrets: string[] = [];
   if (cfg.sasl) {
@@ -23,18 +65,17 @@ export function createKafkajs(cfg: KafkaConfig, log: LogLine, env: NodeJS.Proces
     sasl = { mechanism: cfg.sasl.mechanism, username, password } as SASLOptions;
   }
   const redact = createRedactor(env, secrets);
+  // The password's variable can have any name: every other event of this thread hides it too.
+  addLogSecrets(secrets);
   return new Kafka({
     clientId: cfg.client_id,
     brokers: resolveBrokers(cfg, env),
     ssl: cfg.ssl,
     ...(sasl ? { sasl } : {}),
     retry: { retries: 8, initialRetryTime: 200 },
-    logLevel: logLevel.WARN,
-    // One plain line per warning, secrets redacted; kafkajs' default prints JSON blobs.
-    logCreator: () => (e: LogEntry) => {
-      const { message, error } = e.log as { message: string; error?: string };
-      log(redact.text(`[kafka] ${logLevel[e.level] ?? e.level} ${e.namespace}: ${message}${error ? ` (${error})` : ''}`));
-    },
+    // kafkajs' info lines (joins, commits) only with --debug; its debug level is a protocol dump.
+    logLevel: log.enabled('debug') ? logLevel.INFO : logLevel.WARN,
+    logCreator: kafkaLogCreator(log, limitedLog(log), redact.text),
   });
 }
 

@@ -20,6 +20,7 @@
  * owner wrote but did not acknowledge are skipped message by message.
  */
 import type { ObjectStore } from '../../src/pipeline/object-store.js';
+import { logger, type Logger } from '../../src/util/log.js';
 import {
   DEFAULT_MAX_RAW_TEXT_BYTES,
   type Clearance,
@@ -57,7 +58,8 @@ export interface KafkaSourceOptions {
   rebalanceWaitMs?: number;
   maxRawTextBytes?: number;
   signal?: AbortSignal;
-  log?: (line: string) => void;
+  /** where the source's own events go (assignments, revocations, deferred commits) */
+  log?: Logger;
 }
 
 export interface KafkaSourceStats {
@@ -72,6 +74,8 @@ export interface KafkaSourceStats {
   revocations: number;
   resets: number;
 }
+
+const defaultLog = logger('kafka');
 
 export class KafkaSource implements Source, StreamingSource, PartitionOwner {
   readonly name: string;
@@ -105,8 +109,8 @@ export class KafkaSource implements Source, StreamingSource, PartitionOwner {
     opts.signal?.addEventListener('abort', () => this.wake(), { once: true });
   }
 
-  private log(line: string): void {
-    this.opts.log?.(`reasoning-jury: kafka: ${line}\n`);
+  private get log(): Logger {
+    return this.opts.log ?? defaultLog;
   }
 
   /** Joins the group and starts fetching. */
@@ -143,7 +147,7 @@ export class KafkaSource implements Source, StreamingSource, PartitionOwner {
       const found = await committedRangesFrom(this.opts.store, part.unit, b.fetchedOffset);
       if (this.parts.get(part.unit) !== part) return; // revoked meanwhile: not ours to read
       if (!part.covered) startAt(part, b.fetchedOffset, found);
-      if (found.length) this.log(`${part.unit}: ${found.length} range(s) from ${b.fetchedOffset} already committed by an earlier owner; skipping them`);
+      if (found.length) this.log.info(`${part.unit}: ${found.length} range(s) from ${b.fetchedOffset} already committed by an earlier owner; skipping them`, { unit: part.unit });
     }
     const { fresh, committed } = intake(part, b);
     this.stats.skippedCommitted += committed;
@@ -165,7 +169,7 @@ export class KafkaSource implements Source, StreamingSource, PartitionOwner {
     // The client may forget pauses across a rebalance: state them again.
     if (this.paused || this.ended) this.opts.consumer.pause(this.assigned());
     for (const s of this.settled.splice(0)) s();
-    this.log(`assigned ${tps.length ? tps.map(unitOf).join(', ') : 'no partitions'}`);
+    this.log.info(`assigned ${tps.length ? tps.map(unitOf).join(', ') : 'no partitions'}`);
     void this.commitOffsets();
     this.wake();
   }
@@ -180,7 +184,7 @@ export class KafkaSource implements Source, StreamingSource, PartitionOwner {
     part.held.clear();
     const dropped = this.ctl?.dropUnit(part.unit) ?? 0;
     if (why === 'revoked') this.stats.revocations++;
-    this.log(`${part.unit} ${why}: ${dropped} uncommitted record(s) dropped; they are re-read from offset ${part.covered?.next ?? '(committed)'}`);
+    this.log.info(`${part.unit} ${why}: ${dropped} uncommitted record(s) dropped; they are re-read from offset ${part.covered?.next ?? '(committed)'}`, { unit: part.unit });
   }
 
   private assigned(): TopicPartition[] {
@@ -387,7 +391,7 @@ export class KafkaSource implements Source, StreamingSource, PartitionOwner {
         for (const { p, offset } of due) p.committed = Math.max(p.committed, offset);
       } catch (err) {
         // Typically a rebalance: the offsets are committed again after the next assignment.
-        this.log(`offset commit deferred: ${(err as Error).message}`);
+        this.log.warn(`offset commit deferred: ${(err as Error).message}`);
       }
     });
     return this.commitChain;

@@ -15,6 +15,9 @@ import { BENCHMARKS, type BenchmarkName, FAILED_POLICIES, type FailedPolicy, typ
 import { readVerdictSource } from '../eval/verdicts-io.js';
 import { UsageError } from './io.js';
 import { JURY_OPTION_HELP, loadJuryConfig, openJury, type JuryOptions } from './jury-setup.js';
+import { logger, logSettings } from '../util/log.js';
+
+const log = logger('eval');
 
 interface EvalOptions extends JuryOptions {
   benchmark: string;
@@ -141,8 +144,8 @@ function loadOrFail(benchmark: BenchmarkName, path: string, companion: boolean):
 
 /** Names the first few items the adapter skipped on stderr; returns the note for the report. */
 function skippedNotes(loaded: LoadedBenchmark): string[] {
-  for (const s of loaded.skipped.slice(0, 3)) process.stderr.write(`reasoning-jury eval: skipped ${s.source}: ${s.reason}\n`);
-  if (loaded.skipped.length > 3) process.stderr.write(`reasoning-jury eval: ... ${loaded.skipped.length} items skipped in all (listed in eval.json)\n`);
+  for (const s of loaded.skipped.slice(0, 3)) log.warn(`skipped ${s.source}: ${s.reason}`);
+  if (loaded.skipped.length > 3) log.warn(`... ${loaded.skipped.length} items skipped in all (listed in eval.json)`);
   return loaded.skipped.length ? [`${loaded.skipped.length} benchmark items skipped by the adapter, e.g. ${loaded.skipped[0]!.source}: ${loaded.skipped[0]!.reason}`] : [];
 }
 
@@ -200,15 +203,17 @@ async function scoreStoredVerdicts(opts: EvalOptions, verdictsPath: string, base
   }
 }
 
-/** A progress line on stderr at most every 5 s, and at the last record. */
+/** A progress line on stderr at most every 5 s, and at the last record (a JSON event with --log-format json). */
 function progressLine(total: number): () => void {
   let done = 0;
   let last = Date.now();
+  const json = logSettings().format === 'json';
   return () => {
     done++;
     if (Date.now() - last > 5000 || done === total) {
       last = Date.now();
-      process.stderr.write(`[eval] judged ${done}/${total}\n`);
+      if (json) logger('progress').info('progress', { done, total });
+      else process.stderr.write(`[eval] judged ${done}/${total}\n`);
     }
   };
 }

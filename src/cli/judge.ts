@@ -4,6 +4,9 @@ import { prepareRecord } from '../pipeline/steps/segment.js';
 import { judgeRecord } from '../jury/judge.js';
 import { parseJsonInput, readStdin, UsageError, writeJson } from './io.js';
 import { JURY_OPTION_HELP, loadJuryConfig, openJury, type JuryOptions } from './jury-setup.js';
+import { logger } from '../util/log.js';
+
+const log = logger('cli');
 
 export function registerJudge(program: Command): void {
   program
@@ -36,8 +39,8 @@ Example:
       try {
         const verdict = await judgeRecord(runtime.jury, prepared.input);
         writeJson(verdict, opts.pretty === true);
-        if (verdict.error) process.stderr.write(`reasoning-jury: no verdict could be formed: ${verdict.error}\n`);
-        else if (verdict.degraded) process.stderr.write(`reasoning-jury: verdict is degraded: ${verdict.degraded_reason}\n`);
+        if (verdict.error) log.warn(`no verdict could be formed: ${verdict.error}`, { record_id: verdict.record_id });
+        else if (verdict.degraded) log.warn(`verdict is degraded: ${verdict.degraded_reason}`, { record_id: verdict.record_id });
       } finally {
         await runtime.close();
       }

@@ -3,6 +3,9 @@ import type { TraceRecord } from '../../schemas/trace.js';
 import { defaultConfig, loadConfigFile } from '../config/load.js';
 import { openRuntime, type Runtime, type RuntimeOptions } from '../compose/runtime.js';
 import type { JuryOptions } from './jury-options.js';
+import { logger } from '../util/log.js';
+
+const log = logger('cli');
 
 // The shared options live in a constants-only module so registering a command stays cheap.
 export { JURY_OPTION_HELP, type JuryOptions } from './jury-options.js';
@@ -33,7 +36,7 @@ function hasSimulator(config: JuryConfig): boolean {
 export async function openJury(config: JuryConfig, opts: JuryOptions, from: JuryInput = {}, extra: Pick<RuntimeOptions, 'observer'> = {}): Promise<Runtime> {
   const base: RuntimeOptions = { config, ...(opts.auditLog ? { auditLogPath: opts.auditLog } : {}), ...extra };
   if (!hasSimulator(config)) {
-    if (opts.gold) process.stderr.write('reasoning-jury: --gold is only read by simulated endpoints, and the config has none\n');
+    if (opts.gold) log.warn('--gold is only read by simulated endpoints, and the config has none');
     return openRuntime(base);
   }
   // Loaded only here, so a jury of real endpoints never loads (or feeds) the simulator.
@@ -49,9 +52,9 @@ export async function openJury(config: JuryConfig, opts: JuryOptions, from: Jury
   }
   if (!opts.config) {
     const url = sims.running[0]?.url ?? '?';
-    process.stderr.write(`reasoning-jury: no --config given, using the embedded default jury: 3 simulated jurors + consolidation, served in-process at ${url} (not real models)\n`);
+    log.info(`no --config given, using the embedded default jury: 3 simulated jurors + consolidation, served in-process at ${url} (not real models)`);
   } else {
-    for (const s of sims.running) process.stderr.write(`reasoning-jury: endpoint "${s.endpoint}" is the juror simulator, served in-process at ${s.url} (not a real model)\n`);
+    for (const s of sims.running) log.info(`endpoint "${s.endpoint}" is the juror simulator, served in-process at ${s.url} (not a real model)`, { endpoint: s.endpoint });
   }
   return runtime;
 }

@@ -3,7 +3,8 @@ import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../util/paths.js';
-import { FatalError, UsageError } from './io.js';
+import { UsageError } from './io.js';
+import { addLogOptions, applyLogSettings, fatalReport, jsonRequested, logOptionsOf, printFatal, ReportedError } from './logging.js';
 
 type Register = (program: Command) => void;
 
@@ -25,19 +26,30 @@ const COMMANDS: ReadonlyArray<readonly [string, () => Promise<Register>]> = [
 ];
 
 /**
- * The commands to register for this command line. The program itself takes no arguments and
- * only the --version and --help options, so when the first argument names a command, commander
- * dispatches to that command whatever its siblings are: registering it alone changes nothing.
- * Anything else (help, no command, an unknown one that gets a "did you mean") sees them all.
+ * The commands to register for this command line. The program itself takes no arguments, only
+ * --version, --help and the log options, so when the first other argument names a command,
+ * commander dispatches to that command whatever its siblings are: registering it alone changes
+ * nothing. Anything else (help, no command, an unknown one that gets a "did you mean") sees them all.
  */
 function commandsFor(argv: readonly string[]): ReadonlyArray<readonly [string, () => Promise<Register>]> {
+  const first = firstNonLogArgument(argv);
   // --version prints and exits before any command is looked at.
-  if (argv[0] === '-V' || argv[0] === '--version') return [];
-  const named = COMMANDS.find(([name]) => name === argv[0]);
+  if (first === '-V' || first === '--version') return [];
+  const named = COMMANDS.find(([name]) => name === first);
   return named ? [named] : COMMANDS;
 }
 
-/** A failure the user can act on: one line, exit code 2 (the error classes load only on failure). */
+/** The first argument that is not a program-level log option (they may come before the command). */
+function firstNonLogArgument(argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--log-format') i++;
+    else if (a !== '--debug' && !a.startsWith('--log-format=')) return a;
+  }
+  return undefined;
+}
+
+/** A failure the user can fix in the command or config: exit code 2 (the classes load only on failure). */
 async function isKnownError(err: unknown): Promise<boolean> {
   if (err instanceof UsageError) return true;
   const [{ ConfigError }, { SegmentationError }] = await Promise.all([import('../config/load.js'), import('../segment/index.js')]);
@@ -51,6 +63,17 @@ const program = new Command()
   .description('Judge LLM reasoning traces with a jury of LLMs and emit curation data.')
   .version(version)
   .showHelpAfterError('(add --help for usage)');
+addLogOptions(program);
+
+// Commander's own errors (an unknown option) come before any action: as JSON too when asked.
+if (jsonRequested(process.argv.slice(2))) {
+  applyLogSettings({ format: 'json', debug: false });
+  program.configureOutput({
+    outputError: (text) => printFatal({ message: text.trim().replace(/^error: /, ''), fields: {}, usage: true }),
+    // "(add --help for usage)" after an error: not an event; --help itself goes to stdout.
+    writeErr: () => undefined,
+  });
+}
 
 // One at a time, so modules evaluate in the same order on every run.
 for (const [, load] of commandsFor(process.argv.slice(2))) (await load())(program);
@@ -59,11 +82,7 @@ try {
   await program.parseAsync(process.argv);
 } catch (err) {
   if (err instanceof CommanderError) process.exit(err.exitCode);
-  if (err instanceof FatalError) {
-    process.stderr.write(`reasoning-jury: ${err.message}\n`);
-    process.exit(1);
-  }
-  const known = await isKnownError(err);
-  process.stderr.write(`reasoning-jury: ${known ? (err as Error).message : (err as Error).stack ?? String(err)}\n`);
-  process.exit(known ? 2 : 1);
+  // An action may have failed before the preAction hook ran: log as the command line asked.
+  applyLogSettings(logOptionsOf(program));
+  process.exit(printFatal(err instanceof ReportedError ? err.report : fatalReport(err, await isKnownError(err))));
 }

@@ -4,6 +4,9 @@ import { catalogModelPath, modelCacheDir } from '../models/cache.js';
 import { CATALOG } from '../models/catalog.js';
 import { fetchModel, ModelFetchError } from '../models/fetch.js';
 import { UsageError } from './io.js';
+import { logger } from '../util/log.js';
+
+const log = logger('models');
 
 export function registerModels(program: Command): void {
   const models = program.command('models').description('local GGUF models for `kind: local` endpoints and serve-local');
@@ -25,9 +28,9 @@ fixed sha256. Then use it in a config:  endpoints: { local: { kind: local, model
         const got = await fetchModel(spec, {
           ...(opts.sha256 ? { sha256: opts.sha256 } : {}),
           ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}),
-          log: (line) => process.stderr.write(`reasoning-jury models: ${line}\n`),
+          log: (line) => log.info(line),
         });
-        process.stderr.write(`reasoning-jury models: ${got.reused ? 'already cached' : 'fetched'} ${got.bytes} bytes from ${got.source}, sha256 ${got.sha256}\n`);
+        log.info(`${got.reused ? 'already cached' : 'fetched'} ${got.bytes} bytes from ${got.source}, sha256 ${got.sha256}`, { path: got.path });
         process.stdout.write(`${got.path}\n`);
       } catch (err) {
         if (err instanceof ModelFetchError) throw new UsageError(err.message);

@@ -1,7 +1,12 @@
 import cliProgress from 'cli-progress';
 import type { StageCounters } from '../pipeline/stage.js';
+import { logger, type LogFormat } from '../util/log.js';
 
-/** How progress is shown: a bar on a terminal, a plain line every few seconds otherwise. */
+/**
+ * How progress is shown: a bar on a terminal, a plain line every few seconds otherwise. With
+ * --log-format json the line is a JSON event instead (component `progress`, the counters as
+ * fields), so stderr stays one JSON object a line; the bar is refused there (run.ts).
+ */
 export interface ProgressView {
   update(c: StageCounters): void;
   stop(c: StageCounters): void;
@@ -10,11 +15,20 @@ export interface ProgressView {
 const compact = (n: number) => (n >= 1e6 ? `${(n / 1e6).toFixed(1)}M` : n >= 1e3 ? `${(n / 1e3).toFixed(1)}k` : String(n));
 const done = (c: StageCounters) => c.judged + c.dead_letters;
 
-export function createProgress(mode: 'auto' | 'bar' | 'log' | 'none', total: number | undefined, stream: NodeJS.WriteStream = process.stderr): ProgressView {
-  const resolved = mode === 'auto' ? (stream.isTTY ? 'bar' : 'log') : mode;
+const EVERY_MS = 5000;
+
+export function createProgress(
+  mode: 'auto' | 'bar' | 'log' | 'none',
+  total: number | undefined,
+  opts: { format?: LogFormat; stream?: NodeJS.WriteStream } = {},
+): ProgressView {
+  const stream = opts.stream ?? process.stderr;
+  const json = opts.format === 'json';
+  const resolved = mode === 'auto' ? (stream.isTTY && !json ? 'bar' : 'log') : mode;
   const t0 = Date.now();
   const rate = (c: StageCounters) => done(c) / Math.max(0.001, (Date.now() - t0) / 1000);
   if (resolved === 'none') return { update() {}, stop() {} };
+  if (resolved === 'log' && json) return jsonProgress(total, rate);
   if (resolved === 'log') {
     let last = 0;
     const line = (c: StageCounters) =>
@@ -24,7 +38,7 @@ export function createProgress(mode: 'auto' | 'bar' | 'log' | 'none', total: num
       );
     return {
       update(c) {
-        if (Date.now() - last >= 5000) {
+        if (Date.now() - last >= EVERY_MS) {
           last = Date.now();
           line(c);
         }
@@ -51,5 +65,20 @@ export function createProgress(mode: 'auto' | 'bar' | 'log' | 'none', total: num
       bar.update(done(c), payload(c));
       bar.stop();
     },
+  };
+}
+
+/** Progress as JSON events every few seconds, and a `finished` event with the final counters. */
+function jsonProgress(total: number | undefined, rate: (c: StageCounters) => number): ProgressView {
+  const log = logger('progress');
+  const fields = (c: StageCounters) => ({ done: done(c), ...(total ? { total } : {}), rate: Number(rate(c).toFixed(1)), ...c, cost_usd: Number(c.cost_usd.toFixed(6)) });
+  let last = 0;
+  return {
+    update(c) {
+      if (Date.now() - last < EVERY_MS) return;
+      last = Date.now();
+      log.info('progress', fields(c));
+    },
+    stop: (c) => log.info('finished', fields(c)),
   };
 }

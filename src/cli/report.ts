@@ -3,6 +3,9 @@ import { join, resolve } from 'node:path';
 import { buildReport, ReportInputError } from '../report/job.js';
 import { TaxonomyError } from '../taxonomy/schema.js';
 import { UsageError } from './io.js';
+import { logger } from '../util/log.js';
+
+const log = logger('report');
 
 interface ReportCliOptions {
   shards: string[];
@@ -50,7 +53,7 @@ Example:
           correctKey: opts.correctKey,
           ...(opts.title ? { title: opts.title } : {}),
         });
-        for (const n of r.notes) process.stderr.write(`reasoning-jury: ${n}\n`);
+        for (const n of r.notes) log.info(n);
         const gens = r.fingerprints.fp_models.map((m) => `${m.generator} (${m.traces} traces, ${m.defects} defects)`).join(', ');
         process.stdout.write(`report: ${r.htmlPath}\ntables: ${resolve(out, 'fingerprints')}/{${Object.keys(r.tablePaths).join(',')}}.parquet\ngenerators: ${gens || 'none'}\n`);
       } catch (e) {

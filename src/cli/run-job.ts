@@ -16,6 +16,7 @@ import { newCounters, runStage, type IntakeHold, type RangeTiming, type StageCou
 import { StorageRetry } from '../pipeline/storage-retry.js';
 import { intakeSettings, judgingSteps } from '../pipeline/steps/index.js';
 import { streamEnricher } from '../taxonomy/stream.js';
+import { addLogSecrets, logger, type LogSettings } from '../util/log.js';
 import { packageRoot } from '../util/paths.js';
 import { UsageError } from './io.js';
 import { loadJuryConfig, openJury, type JuryInput, type JuryOptions } from './jury-setup.js';
@@ -36,6 +37,8 @@ export interface RunJobOptions extends JuryOptions {
   untilCaughtUp?: boolean;
   /** how long an output-store outage is waited out before the run stops (0 = not at all) */
   maxStorageOutageMs?: number;
+  /** the judging thread logs as the command line asked */
+  log: LogSettings;
 }
 
 const DEFAULT_MAX_STORAGE_OUTAGE_MS = 10 * 60_000;
@@ -91,7 +94,9 @@ async function outputState(output: OutputTarget, input: string, settings: RangeS
 export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<StageCounters> {
   const config = loadJuryConfig(opts);
   const inputUrl = opts.input ?? join(packageRoot(), 'examples', 'traces');
-  if (!opts.input) process.stderr.write(`reasoning-jury: no --input given, reading the bundled examples in ${inputUrl}\n`);
+  // Endpoint keys can sit in variables of any name: they are secrets for the log as well.
+  addLogSecrets(Object.values(config.endpoints).map((e) => (e.api_key_env ? process.env[e.api_key_env] : undefined)));
+  if (!opts.input) logger('cli').info(`no --input given, reading the bundled examples in ${inputUrl}`, { path: inputUrl });
   const { output, retry } = withOutageRetry(await openOutput(opts.out, config).catch(asUsage), opts, hooks.signal);
   const settings: RangeSettings = { max_records: opts.maxRecords, max_chars: opts.maxChars, formats: opts.formats };
   const done = await outputState(output, inputUrl, settings, opts.resume);

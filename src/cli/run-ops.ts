@@ -5,6 +5,7 @@
  * a liveness probe that timed out there would restart a healthy pod and waste the work in
  * flight. Metrics live where the state is: a scrape asks the worker for its exposition.
  */
+import { logger } from '../util/log.js';
 import type { Worker } from 'node:worker_threads';
 import { NOT_STARTED, readinessOf, type ReadinessFacts, type RunPhase } from '../ops/readiness.js';
 import { startOpsServer, type OpsServer, type Scrape } from '../ops/server.js';
@@ -31,7 +32,7 @@ export class RunOps {
   static async start(host: string, port: number): Promise<RunOps> {
     const ops = new RunOps(undefined);
     ops.server = await startOpsServer({ host, port }, { metrics: () => ops.scrape(), readiness: () => readinessOf(ops.phase, ops.facts) });
-    process.stderr.write(`reasoning-jury: metrics on ${ops.server.url}/metrics (probes: /healthz, /readyz)\n`);
+    logger('cli').info(`metrics on ${ops.server.url}/metrics (probes: /healthz, /readyz)`, { url: ops.server.url });
     return ops;
   }
 

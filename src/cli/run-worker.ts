@@ -2,8 +2,9 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { ConfigError } from '../config/load.js';
 import type { Scrape } from '../ops/server.js';
 import type { StageCounters } from '../pipeline/stage.js';
-import { StorageError } from '../pipeline/storage-error.js';
 import { UsageError } from './io.js';
+import { redactForLog } from '../util/log.js';
+import { applyLogSettings, fatalReport, type FatalReport } from './logging.js';
 import { runJob, type RunJobOptions } from './run-job.js';
 import type { OpsMessage } from './run-ops.js';
 
@@ -15,7 +16,7 @@ export type WorkerMessage =
   | { type: 'total'; total: number | undefined }
   | { type: 'progress'; counters: StageCounters }
   | { type: 'done'; counters: StageCounters; stopped: boolean; metrics?: Scrape }
-  | { type: 'error'; usage: boolean; message: string; oneLine?: boolean }
+  | { type: 'error'; report: FatalReport }
   | OpsMessage;
 
 /** What the main thread hands the worker. */
@@ -27,6 +28,8 @@ export interface WorkerInput {
 
 const port = parentPort!;
 const input = workerData as WorkerInput;
+// This thread has its own log sink: the same format and level as the command line's.
+applyLogSettings(input.job.log);
 const stop = new AbortController();
 port.on('message', (m: { type: string }) => {
   if (m.type === 'stop') stop.abort();
@@ -49,10 +52,10 @@ try {
   // are exactly the numbers of the summary.
   port.postMessage({ type: 'done', counters, stopped: stop.signal.aborted, ...(ops ? { metrics: await ops.final() } : {}) } satisfies WorkerMessage);
 } catch (err) {
+  // Described here: the error's fields and causes do not survive the trip to the main thread.
   const usage = err instanceof UsageError || err instanceof ConfigError;
-  // A storage failure's message is the whole story (what, where, which range, what to do).
-  const oneLine = err instanceof StorageError;
-  port.postMessage({ type: 'error', usage, oneLine, message: usage || oneLine ? (err as Error).message : ((err as Error).stack ?? String(err)) } satisfies WorkerMessage);
+  // Redacted here too: this thread knows the endpoints' key variables, the main one does not.
+  port.postMessage({ type: 'error', report: redactForLog(fatalReport(err, usage)) } satisfies WorkerMessage);
 }
 ops?.stop();
 port.close();

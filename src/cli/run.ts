@@ -3,8 +3,10 @@ import { resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { ShardFormat } from '../../schemas/outputs.js';
 import type { StageCounters } from '../pipeline/stage.js';
-import { FatalError, UsageError } from './io.js';
+import { logger, logSettings, type LogSettings } from '../util/log.js';
+import { UsageError } from './io.js';
 import { JURY_OPTION_HELP, type JuryOptions } from './jury-options.js';
+import { fatalReport, ReportedError, type FatalReport } from './logging.js';
 import { createProgress, type ProgressView } from './progress.js';
 import type { RunJobOptions } from './run-job.js';
 import { RunOps } from './run-ops.js';
@@ -69,7 +71,7 @@ export function registerRun(program: Command): void {
     .option('--range-records <n>', 'records per committed range (per shard file)', '1000')
     .option('--range-mb <n>', 'input megabytes per committed range', '64')
     .option('--no-resume', 'refuse to start if the output already has committed ranges (default: skip them)')
-    .option('--progress <mode>', 'auto | bar | log | none', 'auto')
+    .option('--progress <mode>', 'auto | bar | log | none (with --log-format json: auto and log are JSON events, bar is refused)', 'auto')
     .option('--max-heap-mb <mb>', 'heap limit of the judging thread; keeps memory flat on long runs (0 = V8 default)', '1024')
     .option('--gold <file>', JURY_OPTION_HELP.gold)
     .option('--audit-log <file>', JURY_OPTION_HELP.auditLog)
@@ -97,9 +99,14 @@ Meanwhile no new records are read; those in flight finish and wait for their com
 store is still down after that, run stops with one line naming the range and the file or key,
 and exits 1; nothing uncommitted is visible, and the same command resumes where it stopped.
 
+Operational events (assignments, ranges not written, records without a verdict, kafkajs
+warnings) go to stderr, one per line, as text or with --log-format json as JSON; a fatal error
+is one line naming what failed and what to do (--debug adds its stack). The summary goes to stdout.
+
 Examples:
   reasoning-jury run                                   # bundled examples, simulated jury, ./out
-  reasoning-jury run -c jury.yaml -i traces/ -o shards/ --concurrency 64`,
+  reasoning-jury run -c jury.yaml -i traces/ -o shards/ --concurrency 64
+  reasoning-jury run -i kafka://traces --log-format json 2> >(jq -c 'select(.level != "info")')`,
     )
     .action(async (opts: RunOptions) => {
       const { job, maxHeapMb, metrics } = parseRunOptions(opts);
@@ -141,6 +148,8 @@ function parseMetricsOptions(opts: RunOptions): MetricsOptions | undefined {
 function parseRunOptions(opts: RunOptions): { job: RunJobOptions; maxHeapMb: number; metrics: MetricsOptions | undefined } {
   if (!['parquet', 'arrow', 'both'].includes(opts.format)) throw new UsageError(`--format must be parquet, arrow or both (got "${opts.format}")`);
   if (!['auto', 'bar', 'log', 'none'].includes(opts.progress)) throw new UsageError(`--progress must be auto, bar, log or none (got "${opts.progress}")`);
+  const log = logSettings();
+  if (log.format === 'json' && opts.progress === 'bar') throw new UsageError('--progress bar draws on the terminal and would break the JSON lines of --log-format json: use --progress log (JSON events) or none');
   const maxHeapMb = Number(opts.maxHeapMb);
   if (!Number.isInteger(maxHeapMb) || maxHeapMb < 0) throw new UsageError(`--max-heap-mb must be a whole number of megabytes (got "${opts.maxHeapMb}")`);
   const worldSize = positiveInt(opts.worldSize, '--world-size');
@@ -165,9 +174,12 @@ function parseRunOptions(opts: RunOptions): { job: RunJobOptions; maxHeapMb: num
     maxRecords: positiveInt(opts.rangeRecords, '--range-records'),
     maxChars: positiveInt(opts.rangeMb, '--range-mb') * 1024 * 1024,
     resume: opts.resume,
+    log,
   };
   return { job, maxHeapMb, metrics: parseMetricsOptions(opts) };
 }
+
+const OOM_HINT = 'raise --max-heap-mb, then run the same command again (committed ranges are skipped)';
 
 interface WorkerOutcome {
   counters: StageCounters;
@@ -185,12 +197,13 @@ async function runInWorker(job: RunJobOptions, maxHeapMb: number, progressMode: 
   });
   let progress: ProgressView | null = null;
   let finished: WorkerOutcome | null = null;
-  let failure: { usage: boolean; message: string; oneLine?: boolean } | null = null;
+  let failure: FatalReport | null = null;
   ops?.attach(worker);
   const onSignal = () => {
     ops?.stopping();
     if (finished === null && failure === null) {
-      process.stderr.write('\nreasoning-jury: stopping: no new records; finishing and committing those in flight (again to abort)\n');
+      if (job.log.format === 'text') process.stderr.write('\n'); // off the progress bar's line
+      logger('cli').info('stopping: no new records; finishing and committing those in flight (again to abort)');
       worker.postMessage({ type: 'stop' });
     }
     process.once('SIGINT', () => process.exit(130));
@@ -199,30 +212,29 @@ async function runInWorker(job: RunJobOptions, maxHeapMb: number, progressMode: 
   process.once('SIGTERM', onSignal);
   worker.on('message', (m: WorkerMessage) => {
     if (ops?.handle(m)) return;
-    if (m.type === 'total') progress = createProgress(progressMode, m.total);
+    if (m.type === 'total') progress = createProgress(progressMode, m.total, { format: job.log.format });
     else if (m.type === 'progress') progress?.update(m.counters);
     else if (m.type === 'done') {
       finished = { counters: m.counters, stopped: m.stopped };
       ops?.finished(m.metrics);
-    } else if (m.type === 'error') failure = { usage: m.usage, message: m.message, ...(m.oneLine ? { oneLine: true } : {}) };
+    } else if (m.type === 'error') failure = m.report;
   });
   const exitCode = await new Promise<number>((resolve) => {
     worker.on('error', (err) => {
-      failure ??= { usage: false, message: err.stack ?? String(err) };
+      const oom = (err as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY';
+      failure ??= fatalReport(oom ? Object.assign(err, { hint: OOM_HINT }) : err, false);
     });
     worker.on('exit', resolve);
   });
   ops?.finished(undefined); // a no-op after 'done'; otherwise the worker died without final numbers
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
-  const f = failure as { usage: boolean; message: string; oneLine?: boolean } | null;
-  if (f) {
-    if (f.usage) throw new UsageError(f.message);
-    if (f.oneLine) throw new FatalError(f.message);
-    throw new Error(f.message);
-  }
+  const f = failure as FatalReport | null;
+  if (f) throw new ReportedError(f);
   const done = finished as WorkerOutcome | null;
-  if (!done) throw new Error(`the judging thread exited with code ${exitCode} before finishing (out of memory? raise --max-heap-mb)`);
+  if (!done) {
+    throw Object.assign(new Error(`the judging thread exited with code ${exitCode} before finishing`), { hint: `if it ran out of memory: ${OOM_HINT}` });
+  }
   (progress as ProgressView | null)?.stop(done.counters);
   return done;
 }

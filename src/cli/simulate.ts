@@ -1,5 +1,8 @@
 import type { Command } from 'commander';
 import { UsageError } from './io.js';
+import { logger } from '../util/log.js';
+
+const log = logger('simulate');
 
 export function registerSimulate(program: Command): void {
   program
@@ -17,7 +20,7 @@ export function registerSimulate(program: Command): void {
       const { defaultProfile, loadGoldFile, loadProfileFile, NO_GOLD, startSimulator } = await import('../sim/index.js');
       const profile = opts.profile ? loadProfileFile(opts.profile) : defaultProfile();
       const gold = opts.gold ? loadGoldFile(opts.gold) : NO_GOLD;
-      for (const s of gold.skipped.slice(0, 5)) process.stderr.write(`reasoning-jury simulate: gold line ${s.line} skipped: ${s.reason}\n`);
+      for (const s of gold.skipped.slice(0, 5)) log.warn(`gold line ${s.line} skipped: ${s.reason}`);
       const sim = await startSimulator({ profile, gold, host: opts.host, port });
       process.stdout.write(`juror simulator listening on ${sim.url} (${gold.size} gold records)\n`);
       await new Promise<void>((resolve) => {

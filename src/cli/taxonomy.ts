@@ -9,6 +9,9 @@ import { loadTaxonomy, TaxonomyError } from '../taxonomy/schema.js';
 import { inducerSeat, taxonomySettings } from '../taxonomy/seats.js';
 import { UsageError } from './io.js';
 import { JURY_OPTION_HELP, loadJuryConfig, openJury, type JuryOptions } from './jury-setup.js';
+import { logger } from '../util/log.js';
+
+const log = logger('taxonomy');
 
 interface InduceCliOptions extends JuryOptions {
   defects: string[];
@@ -48,11 +51,11 @@ async function induceAction(opts: InduceCliOptions): Promise<void> {
   const input = await readInduceInput(opts.defects, opts.generatorKey).catch((e: Error) => {
     throw e instanceof InputError ? new UsageError(e.message) : e;
   });
-  process.stderr.write(`reasoning-jury: ${input.defects.length} defects from ${opts.defects.length} folder(s)${input.duplicates ? ` (${input.duplicates} duplicate ids skipped)` : ''}; checkpoints in ${workDir}\n`);
+  log.info(`${input.defects.length} defects from ${opts.defects.length} folder(s)${input.duplicates ? ` (${input.duplicates} duplicate ids skipped)` : ''}; checkpoints in ${workDir}`);
   const runtime = await openJury(config, opts);
   const stop = new AbortController();
   const onSignal = () => {
-    process.stderr.write('\nreasoning-jury: stopping after the step in flight (run the same command again to resume)\n');
+    log.info('stopping after the step in flight (run the same command again to resume)');
     stop.abort();
     process.once('SIGINT', () => process.exit(130));
   };
@@ -76,7 +79,7 @@ async function induceAction(opts: InduceCliOptions): Promise<void> {
       signal: stop.signal,
       onProgress: (phase, done, total) => {
         const line = `${phase} ${done}/${total}`;
-        if (opts.progress && line !== last) process.stderr.write(`reasoning-jury: ${line}\n`);
+        if (opts.progress && line !== last) log.info(line);
         last = line;
       },
     }).catch((e: Error) => {

@@ -83,7 +83,9 @@ export function createAuditLog(path: string | null, redactor: Redactor): AuditLo
       if (failure) {
         const err = failure;
         failure = null;
-        throw err instanceof Error ? new Error(`audit log ${path}: ${redactor.text(err.message)}`) : err;
+        // The code (ENOSPC, EACCES) and path go along: the fatal line names them and what to do.
+        const { code } = err as NodeJS.ErrnoException;
+        throw err instanceof Error ? Object.assign(new Error(`audit log ${path}: ${redactor.text(err.message)}`), { path, ...(code ? { code } : {}) }) : err;
       }
     },
   };

@@ -18,6 +18,7 @@
  * Sinks publish before the manifest, so a crash repeats a publication rather than skip it.
  */
 import type { DeadLetterRow, RangeSettings } from '../../schemas/outputs.js';
+import type { Logger } from '../util/log.js';
 import type { DerivedRows } from '../derive/rows.js';
 import type { Envelope } from './envelope.js';
 import { positionString } from './positions.js';
@@ -126,7 +127,7 @@ export interface RangeCommitDeps {
   source: Source;
   sinks: readonly RangeSink[];
   settings: RangeSettings;
-  log: (line: string) => void;
+  log: Logger;
 }
 
 export function commitRequest(w: RangeWriter, settings: RangeSettings): CommitRequest {
@@ -145,7 +146,7 @@ async function write(w: RangeWriter, deps: RangeCommitDeps): Promise<RangeOutcom
   if (await deps.committer.committed(w.first, w.last)) return 'existing';
   const clearance = (await deps.source.streaming?.clearance(w.claim())) ?? { write: true };
   if (!clearance.write) {
-    deps.log(`reasoning-jury: range ${w.first}..${w.last} not written (${clearance.outcome}): ${clearance.reason}`);
+    deps.log.info(`range ${w.first}..${w.last} not written (${clearance.outcome}): ${clearance.reason}`, { range: `${w.first}..${w.last}`, unit: w.plan.unit });
     return clearance.outcome;
   }
   const req = commitRequest(w, deps.settings);

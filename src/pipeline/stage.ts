@@ -14,6 +14,7 @@
  * committed is read again by the next run), and the error names the range.
  */
 import PQueue from 'p-queue';
+import { logger, type Logger } from '../util/log.js';
 import { unitToken } from './positions.js';
 import { type PlannedRange, type RangeLimits, RangePlanner } from './range-planner.js';
 import { commitRange, type RangeCommitDeps, RangeWriter } from './range-writer.js';
@@ -22,6 +23,7 @@ import type { RangeSink } from './sink.js';
 import type { CommittedRanges, RangeOutcome, Source, SourceItem, UnitControl } from './source.js';
 import { runSteps, type Envelope, type PipelineStep } from './envelope.js';
 import { intake, type IntakeSettings } from './record-mapping.js';
+import { recordLog, type RecordLog } from './record-log.js';
 import { Window } from './window.js';
 
 export interface StageOptions {
@@ -46,7 +48,8 @@ export interface StageOptions {
   onRangeDone?: (e: RangeTiming) => void;
   /** stop pulling new records; what is in flight still finishes and is committed */
   signal?: AbortSignal;
-  log?: (line: string) => void;
+  /** the stage's events (ranges not written); default: this thread's `stage` logger */
+  log?: Logger;
   /** while this returns a promise (the output store is down), no new record is pulled */
   intakeHold?: IntakeHold;
 }
@@ -125,7 +128,6 @@ export function countRange(c: StageCounters, outcome: RangeOutcome, records: num
 
 const STOP = Symbol('stop');
 
-const stderrLine = (line: string) => process.stderr.write(line.endsWith('\n') ? line : `${line}\n`);
 
 class Stage {
   readonly counters: StageCounters;
@@ -140,6 +142,7 @@ class Stage {
   private fatal: unknown = null;
   /** woken when the stage must stop pulling: a commit failed for good, or the signal fired */
   private readonly onStop = new Set<() => void>();
+  private readonly records: RecordLog;
 
   constructor(private readonly opts: StageOptions) {
     this.counters = opts.counters ?? newCounters();
@@ -148,7 +151,8 @@ class Stage {
     this.judges = new PQueue({ concurrency: opts.concurrency });
     this.planner = new RangePlanner(opts.range, opts.committed, (r) => this.onClosed(r));
     const settings = { max_records: opts.range.maxRecords, max_chars: opts.range.maxChars, formats: [...opts.committer.formats] };
-    this.commitDeps = { committer: opts.committer, source: opts.source, sinks: opts.sinks ?? [], settings, log: opts.log ?? stderrLine };
+    this.commitDeps = { committer: opts.committer, source: opts.source, sinks: opts.sinks ?? [], settings, log: opts.log ?? logger('stage') };
+    this.records = recordLog(this.commitDeps.log);
   }
 
   async run(): Promise<StageCounters> {
@@ -158,6 +162,7 @@ class Stage {
     await this.judges.onIdle();
     // Every range is closed and complete now; wait for the last commits.
     await this.commitChain;
+    this.records.close();
     if (this.fatal) throw this.fatal;
     this.progress();
     return this.counters;
@@ -268,6 +273,7 @@ class Stage {
 
   private finish(w: RangeWriter, env: Envelope): void {
     countRecord(this.counters, env);
+    this.records.finished(env);
     if (w.state === 'dropped') {
       this.window.release(1);
       return;

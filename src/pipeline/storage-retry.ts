@@ -10,6 +10,7 @@
  * into the window and no new ones are paid for and then lost. Clock, sleep and randomness are
  * injectable: the policy is tested without waiting.
  */
+import { logger } from '../util/log.js';
 import { causeCode, causeText, formatDuration, StorageError, type StorageFailure, type StorageOp } from './storage-error.js';
 
 export interface StorageRetryOptions {
@@ -25,7 +26,8 @@ export interface StorageRetryOptions {
   store: string;
   /** stop waiting: the run was asked to stop */
   signal?: AbortSignal;
-  log?: (line: string) => void;
+  /** where the wait's lines go (default: this thread's `storage` logger) */
+  log?: (line: string, level: 'warn' | 'info') => void;
   now?: () => number;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   random?: () => number;
@@ -73,7 +75,7 @@ export class StorageRetry {
   private readonly now: () => number;
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   private readonly random: () => number;
-  private readonly log: (line: string) => void;
+  private readonly log: (line: string, level: 'warn' | 'info') => void;
   /** outages seen and their total length so far, for the summary */
   readonly stats = { outages: 0, outageMs: 0 };
 
@@ -81,7 +83,7 @@ export class StorageRetry {
     this.now = opts.now ?? Date.now;
     this.sleep = opts.sleep ?? realSleep;
     this.random = opts.random ?? Math.random;
-    this.log = opts.log ?? ((line) => process.stderr.write(`${line}\n`));
+    this.log = opts.log ?? ((line, level) => logger('storage')[level](line, { path: this.opts.store }));
     this.wakeSignal = opts.signal ? AbortSignal.any([opts.signal, this.gaveUp.signal]) : this.gaveUp.signal;
   }
 
@@ -140,23 +142,21 @@ export class StorageRetry {
     this.outage = { since: now, reportedAt: now, first: attempt.location };
     this.stats.outages += 1;
     const setting = this.opts.setting ? ` (${this.opts.setting})` : '';
-    this.log(
-      `reasoning-jury: storage unavailable: could not ${attempt.op} ${attempt.location}: ${causeText(err)}; holding intake and retrying for up to ${formatDuration(this.opts.maxOutageMs)}${setting}`,
-    );
+    this.log(`storage unavailable: could not ${attempt.op} ${attempt.location}: ${causeText(err)}; holding intake and retrying for up to ${formatDuration(this.opts.maxOutageMs)}${setting}`, 'warn');
     return this.outage;
   }
 
   private remind(outage: Outage, waited: number): void {
     if (this.now() - outage.reportedAt < (this.opts.reportEveryMs ?? 60_000)) return;
     outage.reportedAt = this.now();
-    this.log(`reasoning-jury: storage still unavailable after ${formatDuration(waited)} (${outage.first}); giving up after ${formatDuration(this.opts.maxOutageMs)}`);
+    this.log(`storage still unavailable after ${formatDuration(waited)} (${outage.first}); giving up after ${formatDuration(this.opts.maxOutageMs)}`, 'warn');
   }
 
   private recovered(): void {
     if (!this.outage) return;
     const lasted = this.now() - this.outage.since;
     this.end(lasted);
-    this.log(`reasoning-jury: storage available again after ${formatDuration(lasted)}; resuming intake`);
+    this.log(`storage available again after ${formatDuration(lasted)}; resuming intake`, 'info');
   }
 
   private giveUp(err: StorageError): StorageError {

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kafkaClearance, type PartitionOwner } from '../../connectors/kafka/clearance.js';
 import { createKafkajs, KafkajsConsumer } from '../../connectors/kafka/kafkajs-client.js';
+import { lineLogger } from '../../src/util/log.js';
 import { KafkaConfig } from '../../schemas/kafka.js';
 import { KafkaSource } from '../../connectors/kafka/source.js';
 import { createS3Client } from '../../connectors/s3/client.js';
@@ -47,7 +48,7 @@ async function commitKafkaRange(store: S3ObjectStore, owner: PartitionOwner, req
   for (const d of req.tables.dead_letters ?? []) w.add({ position: { source: 'kafka', unit: UNIT, offset: d.source_offset }, item: { position: { source: 'kafka', unit: UNIT, offset: d.source_offset }, ok: false, error: d.error, rawText: '', rawTextTruncated: false }, dead: d });
   w.close();
   const streaming = { attach: () => {}, clearance: (c: Parameters<typeof kafkaClearance>[2]) => kafkaClearance(store, owner, c), rangeDone: (rep: { outcome: RangeOutcome }) => outcomes.push(rep.outcome), safeOffsets: () => [], acknowledge: async () => {} };
-  await commitRange(w, { committer: new ShardCommitter(store), source: { streaming } as unknown as Source, sinks: [], settings: SETTINGS, log: () => {} });
+  await commitRange(w, { committer: new ShardCommitter(store), source: { streaming } as unknown as Source, sinks: [], settings: SETTINGS, log: lineLogger(() => undefined) });
 }
 
 describe('range commit outcomes for Kafka ranges', () => {
@@ -99,7 +100,7 @@ describe('KafkaSource re-reads a partition after a conflicting range appears', (
   it('drops its own range, reads again from the commit point, skips the foreign range: every offset once', async () => {
     const unit = `${f.topic}+0`;
     const cfg = KafkaConfig.parse({ group_id: f.group, session_timeout_ms: 6000, heartbeat_interval_ms: 500, max_wait_ms: 300 });
-    const consumer = new KafkajsConsumer(createKafkajs(cfg, () => undefined), cfg, [f.topic], f.group);
+    const consumer = new KafkajsConsumer(createKafkajs(cfg, lineLogger(() => undefined)), cfg, [f.topic], f.group);
     // When our first range [0..99] is about to be committed, a "former owner" commits [60..69].
     const firstKey = manifestKey(positionString(unit, 0, 'kafka'), positionString(unit, 99, 'kafka'));
     let injected = false;
@@ -113,7 +114,7 @@ describe('KafkaSource re-reads a partition after a conflicting range appears', (
       return f.store.get(key);
     };
     const logs: string[] = [];
-    const source = new KafkaSource({ consumer, topics: [f.topic], store, maxBufferedMessages: 1000, maxBufferedBytes: 64 << 20, flushIdleMs: 200, maxMessageBytes: 16 << 20, untilCaughtUp: true, quietMs: 300, log: (l) => logs.push(l) });
+    const source = new KafkaSource({ consumer, topics: [f.topic], store, maxBufferedMessages: 1000, maxBufferedBytes: 64 << 20, flushIdleMs: 200, maxMessageBytes: 16 << 20, untilCaughtUp: true, quietMs: 300, log: lineLogger((l) => logs.push(l)) });
     let counters: Awaited<ReturnType<typeof runStage>> | undefined;
     const outcomes: RangeOutcome[] = [];
     const rangeDone = source.rangeDone.bind(source);
@@ -126,7 +127,7 @@ describe('KafkaSource re-reads a partition after a conflicting range appears', (
     const runtime = await openRuntime({ config, auditLogPath: null, providerFor: () => sim });
     await source.start();
     try {
-      counters = await runStage({ source, intake: intakeSettings(config), steps: judgingSteps({ config, jury: runtime.jury }), committer: new ShardCommitter(store), concurrency: 8, range: { maxRecords: 100, maxChars: 1 << 30, sequentialUnits: false }, log: (l) => logs.push(l) });
+      counters = await runStage({ source, intake: intakeSettings(config), steps: judgingSteps({ config, jury: runtime.jury }), committer: new ShardCommitter(store), concurrency: 8, range: { maxRecords: 100, maxChars: 1 << 30, sequentialUnits: false }, log: lineLogger((l) => logs.push(l)) });
     } finally {
       await source.close();
       await runtime.close();

@@ -1,6 +1,7 @@
 // What the Kafka source tells metrics and probes (Source.connected / Source.lag), on the real
 // broker: not connected before its group assignment, per-partition lag = log end − group offset,
 // moving when offsets are committed, and not connected once closed.
+import { lineLogger } from '../../src/util/log.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createKafkajs, KafkajsConsumer } from '../../connectors/kafka/kafkajs-client.js';
 import { KafkaSource } from '../../connectors/kafka/source.js';
@@ -28,7 +29,7 @@ describe('Kafka source lag and connection', () => {
     await producer.disconnect();
 
     const cfg = KafkaConfig.parse({ brokers: process.env.KAFKA_BROKERS!.split(','), group_id: group, from_beginning: true });
-    const consumer = new KafkajsConsumer(createKafkajs(cfg, () => undefined), cfg, [topic], group);
+    const consumer = new KafkajsConsumer(createKafkajs(cfg, lineLogger(() => undefined)), cfg, [topic], group);
     const source = new KafkaSource({ consumer, topics: [topic], store: new LocalObjectStore(tempDir('lag')), maxBufferedMessages: 1000, maxBufferedBytes: 64 << 20, flushIdleMs: 0, maxMessageBytes: 1 << 20 });
     expect(source.connected()).toBe(false);
     expect(source.lag()).toEqual([]);

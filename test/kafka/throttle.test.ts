@@ -4,6 +4,7 @@
 // only the jurors are in-process (instant simulated models).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafkajs, KafkajsConsumer } from '../../connectors/kafka/kafkajs-client.js';
+import { lineLogger } from '../../src/util/log.js';
 import { KafkaConfig } from '../../schemas/kafka.js';
 import { KafkaSource } from '../../connectors/kafka/source.js';
 import type { ObjectStore } from '../../src/pipeline/object-store.js';
@@ -57,7 +58,7 @@ describe('Kafka -> throttled S3 sink', () => {
 
   it('pauses consumption and keeps RSS bounded while the sink crawls', async () => {
     const cfg = KafkaConfig.parse({ group_id: f.group, session_timeout_ms: 6000, heartbeat_interval_ms: 500, max_bytes_per_partition: 256 * 1024, max_wait_ms: 300 });
-    const kafka = createKafkajs(cfg, () => undefined);
+    const kafka = createKafkajs(cfg, lineLogger(() => undefined));
     const consumer = new KafkajsConsumer(kafka, cfg, [f.topic], f.group);
     const store = new SlowStore(f.store, 400);
     const stop = new AbortController();

@@ -83,8 +83,8 @@ describe('StorageRetry', () => {
     expect(released).toBe(true);
     expect(retry.blocked()).toBeNull();
     expect(lines).toHaveLength(2);
-    expect(lines[0]).toBe('reasoning-jury: storage unavailable: could not write s3://bkt/out/_commits/a-b.json: connect ECONNREFUSED 127.0.0.1:39000; holding intake and retrying for up to 10m (--max-storage-outage)');
-    expect(lines[1]).toBe('reasoning-jury: storage available again after 2s; resuming intake');
+    expect(lines[0]).toBe('storage unavailable: could not write s3://bkt/out/_commits/a-b.json: connect ECONNREFUSED 127.0.0.1:39000; holding intake and retrying for up to 10m (--max-storage-outage)');
+    expect(lines[1]).toBe('storage available again after 2s; resuming intake');
     expect(retry.stats).toEqual({ outages: 1, outageMs: 1750 });
   });
 

@@ -12,6 +12,9 @@ import type { ChatHistoryItem, Llama, LlamaChat, LlamaContext, LlamaContextSeque
 import type { ChatMessage } from '../types.js';
 import { DEFAULT_GRAMMAR_LIMITS, toGrammarSchema, type GrammarLimits } from './grammar.js';
 import { TurnQueue } from './queue.js';
+import { logger } from '../../util/log.js';
+
+const localLog = logger('local');
 
 export interface EngineOptions {
   modelPath: string;
@@ -102,7 +105,7 @@ export function defaultThreads(env: NodeJS.ProcessEnv = process.env, cores: numb
 }
 
 export async function loadEngine(opts: EngineOptions): Promise<LocalEngine> {
-  const log = opts.log ?? ((line: string) => process.stderr.write(`reasoning-jury local: ${line}\n`));
+  const log = opts.log ?? ((line: string) => localLog.warn(line));
   let lib: typeof import('node-llama-cpp');
   try {
     lib = await import('node-llama-cpp');
