@@ -148,7 +148,8 @@ describe('fatal errors', () => {
     expect(res.code, res.stderr).toBe(1);
     const fatal = res.stderr.split('\n').filter((l) => l.includes(blocker));
     expect(fatal, res.stderr).toHaveLength(1);
-    expect(fatal[0]).toMatch(/^reasoning-jury: ENOTDIR: not a directory, .*a-file\/out\/.*; part of that path is a file, not a folder$/);
+    // The output store reports it (src/pipeline/storage-error.ts): what it tried, on which range, and what to do.
+    expect(fatal[0]).toMatch(/^reasoning-jury: could not \w+ .*a-file\/out\/.*\(range \S+\): ENOTDIR: not a directory.*; part of that path is a file, not a folder$/);
     expect(res.stderr).not.toMatch(stack);
     expect(res.stderr).not.toMatch(/Error: /);
   });
