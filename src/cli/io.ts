@@ -9,6 +9,21 @@ export async function readStdin(): Promise<string> {
 /** A user-facing failure: printed as one line on stderr, exit code 2, no stack trace. */
 export class UsageError extends Error {}
 
+/** Exit code of a run stopped by an endpoint outage (README, "Endpoint outages"). */
+export const OUTAGE_EXIT_CODE = 3;
+
+/** A run that stopped for a reason outside it (an endpoint down too long): one line, exit 3. */
+export class RunStoppedError extends Error {}
+
+/** "90s", "15m", "2h", "500ms"; a bare number is seconds. */
+export function parseDuration(text: string, flag: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h)?\s*$/.exec(text);
+  const unit = { ms: 1, s: 1000, m: 60_000, min: 60_000, h: 3_600_000 }[m?.[2] ?? 's'];
+  const ms = m && unit ? Math.round(Number(m[1]) * unit) : NaN;
+  if (!(ms >= 1)) throw new UsageError(`${flag} must be a duration such as 90s, 30m or 2h (got "${text}")`);
+  return ms;
+}
+
 export function parseJsonInput(text: string, what: string): unknown {
   if (text.trim() === '') throw new UsageError(`expected ${what} as JSON on stdin, got nothing`);
   try {

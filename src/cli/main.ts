@@ -3,7 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../util/paths.js';
-import { UsageError } from './io.js';
+import { OUTAGE_EXIT_CODE, RunStoppedError, UsageError } from './io.js';
 
 type Register = (program: Command) => void;
 
@@ -59,6 +59,11 @@ try {
   await program.parseAsync(process.argv);
 } catch (err) {
   if (err instanceof CommanderError) process.exit(err.exitCode);
+  // `judge` and `eval` meet an outage in this thread; `run` reports it from its worker.
+  if (err instanceof RunStoppedError || (err instanceof Error && err.name === 'EndpointOutageError')) {
+    process.stderr.write(`reasoning-jury: ${err.message}\n`);
+    process.exit(OUTAGE_EXIT_CODE);
+  }
   const known = await isKnownError(err);
   process.stderr.write(`reasoning-jury: ${known ? (err as Error).message : (err as Error).stack ?? String(err)}\n`);
   process.exit(known ? 2 : 1);

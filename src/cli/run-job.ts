@@ -9,6 +9,7 @@ import type { RangeSettings, ShardFormat } from '../../schemas/outputs.js';
 import { isKafkaUrl, isS3Url, openInput, openOutput, type OpenedInput, type OutputTarget } from '../compose/io.js';
 import { checkOneManifestSettings, RangeSettingsMismatch, readOutputState, type OutputState } from '../compose/resume.js';
 import { ShardCommitter } from '../pipeline/shard-commit.js';
+import { endpointGate } from '../pipeline/intake-gate.js';
 import { runStage, type StageCounters } from '../pipeline/stage.js';
 import { intakeSettings, judgingSteps } from '../pipeline/steps/index.js';
 import { streamEnricher } from '../taxonomy/stream.js';
@@ -30,6 +31,8 @@ export interface RunJobOptions extends JuryOptions {
   worldSize?: number;
   /** kafka:// input: stop once the group has read and committed everything */
   untilCaughtUp?: boolean;
+  /** --max-outage: overrides the config's max_outage_ms */
+  maxOutageMs?: number;
 }
 
 export interface RunJobHooks {
@@ -63,7 +66,8 @@ async function outputState(output: OutputTarget, input: string, settings: RangeS
 
 /** The main job: records in, shards out, resuming from what is already committed. */
 export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<StageCounters> {
-  const config = loadJuryConfig(opts);
+  const loaded = loadJuryConfig(opts);
+  const config = opts.maxOutageMs !== undefined ? { ...loaded, max_outage_ms: opts.maxOutageMs } : loaded;
   const inputUrl = opts.input ?? join(packageRoot(), 'examples', 'traces');
   if (!opts.input) process.stderr.write(`reasoning-jury: no --input given, reading the bundled examples in ${inputUrl}\n`);
   const output = await openOutput(opts.out, config).catch(asUsage);
@@ -97,6 +101,7 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
       range: { maxRecords: opts.maxRecords, maxChars: opts.maxChars, sequentialUnits: input.sequentialUnits },
       onProgress: hooks.onProgress,
       signal: hooks.signal,
+      gate: endpointGate(runtime.health, () => runtime.gateway.stopWaiting()),
     });
   } finally {
     await runtime.close();

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { ShardFormat } from '../../schemas/outputs.js';
 import type { StageCounters } from '../pipeline/stage.js';
-import { UsageError } from './io.js';
+import { parseDuration, RunStoppedError, UsageError } from './io.js';
 import { JURY_OPTION_HELP, type JuryOptions } from './jury-options.js';
 import { createProgress, type ProgressView } from './progress.js';
 import type { RunJobOptions } from './run-job.js';
@@ -22,6 +22,7 @@ interface RunOptions extends JuryOptions {
   rank?: string;
   worldSize: string;
   untilCaughtUp?: boolean;
+  maxOutage?: string;
 }
 
 const positiveInt = (v: string, flag: string): number => {
@@ -40,6 +41,7 @@ function summaryText(c: StageCounters, out: string, seconds: number): string {
     ['    no verdict (too few jurors)', c.no_verdict],
     ['  dead letters', c.dead_letters],
     ...(c.dropped_revoked > 0 ? [['  dropped when a partition moved (re-read there)', c.dropped_revoked]] : []),
+    ...(c.pauses > 0 ? [['paused (an endpoint was down)', `${c.pauses} time(s), ${(c.paused_ms / 1000).toFixed(1)} s in all`]] : []),
     ['ranges committed', c.ranges_committed],
     ...(c.ranges_not_written > 0 ? [['ranges not written (partition moved or overlapped; re-read)', c.ranges_not_written]] : []),
     ['tokens in / out', `${c.tokens_in} / ${c.tokens_out}`],
@@ -70,6 +72,7 @@ export function registerRun(program: Command): void {
     .option('--rank <n>', 's3:// input: this worker\'s index among --world-size workers (default $JOB_COMPLETION_INDEX, else 0)')
     .option('--world-size <n>', 's3:// input: number of workers sharing the objects', '1')
     .option('--until-caught-up', 'kafka:// input: exit once the consumer group has read and committed every partition (default: keep streaming)')
+    .option('--max-outage <duration>', 'longest an endpoint may stay down while the run waits for it, e.g. 90s, 30m, 2h (default: max_outage_ms of the config, 30m); beyond it the run stops with exit code 3')
     .addHelpText(
       'after',
       `
@@ -78,6 +81,11 @@ positions are committed atomically (parts first, manifest in _commits/ last); re
 command after a crash skips committed ranges and rebuilds the rest under the same file names.
 Every manifest records --range-records, --range-mb and --format; resuming with other values is
 refused with one line, since the ranges would be planned under other names.
+
+When an endpoint stops answering (refused connections, timeouts, 5xx), intake pauses and the
+records in flight wait for it; none becomes a failed verdict because of it. An outage longer
+than --max-outage stops the run with one line and exit code 3, committing only ranges whose
+records were all judged; running the same command again judges the rest.
 
 Examples:
   reasoning-jury run                                   # bundled examples, simulated jury, ./out
@@ -88,6 +96,7 @@ Examples:
       const t0 = Date.now();
       const done = await runInWorker(job, maxHeapMb, opts.progress as ProgressMode);
       process.stdout.write(`${summaryText(done.counters, opts.out.startsWith('s3://') ? opts.out.replace(/\/+$/, '') : resolve(opts.out), (Date.now() - t0) / 1000)}\n`);
+      if (done.outage) throw new RunStoppedError(done.outage);
       if (done.stopped) process.stdout.write('stopped early: run the same command again to continue\n');
     });
 }
@@ -119,6 +128,7 @@ function parseRunOptions(opts: RunOptions): { job: RunJobOptions; maxHeapMb: num
     maxRecords: positiveInt(opts.rangeRecords, '--range-records'),
     maxChars: positiveInt(opts.rangeMb, '--range-mb') * 1024 * 1024,
     resume: opts.resume,
+    ...(opts.maxOutage !== undefined ? { maxOutageMs: parseDuration(opts.maxOutage, '--max-outage') } : {}),
   };
   return { job, maxHeapMb };
 }
@@ -126,6 +136,8 @@ function parseRunOptions(opts: RunOptions): { job: RunJobOptions; maxHeapMb: num
 interface WorkerOutcome {
   counters: StageCounters;
   stopped: boolean;
+  /** set when an endpoint outage stopped the run: the one line to print */
+  outage?: string;
 }
 
 /**
@@ -153,6 +165,7 @@ async function runInWorker(job: RunJobOptions, maxHeapMb: number, progressMode: 
     if (m.type === 'total') progress = createProgress(progressMode, m.total);
     else if (m.type === 'progress') progress?.update(m.counters);
     else if (m.type === 'done') finished = { counters: m.counters, stopped: m.stopped };
+    else if (m.type === 'outage') finished = { counters: m.counters, stopped: false, outage: m.message };
     else failure = { usage: m.usage, message: m.message };
   });
   const exitCode = await new Promise<number>((resolve) => {

@@ -59,11 +59,13 @@ export async function openRuntime(opts: RuntimeOptions): Promise<JuryRuntime> {
     cache: config.cache,
     auditLogPath: opts.auditLogPath !== undefined ? opts.auditLogPath : config.audit_log.path,
     providerFor: opts.providerFor ?? defaultProviderFor,
+    maxOutageMs: config.max_outage_ms,
   });
-  const jury: JuryContext = { config, gateway, prompts: loadPromptSet(config.prompts_dir), configHash: configHash(config) };
+  const jury: JuryContext = { config, gateway, prompts: loadPromptSet(config.prompts_dir), configHash: configHash(config), downMs: gateway.health.downMs };
   return {
     jury,
     gateway,
+    health: gateway.health,
     async close() {
       try {
         await gateway.close();

@@ -95,7 +95,7 @@ export function createOpenAIProvider(name: string, endpoint: EndpointConfig, opt
       } catch (err) {
         if (err instanceof ProviderError) throw err;
         if (signal.aborted) throw callerAbort(signal, redactor);
-        if (timedOut) throw new ProviderError(`timeout: no complete response within ${endpoint.timeout_ms} ms`, true);
+        if (timedOut) throw new ProviderError(`timeout: no complete response within ${endpoint.timeout_ms} ms`, true, undefined, undefined, 'timeout');
         throw toProviderError(err, redactor);
       } finally {
         clearTimeout(timer);
@@ -148,7 +148,7 @@ export function toProviderError(err: unknown, redactor: Redactor): ProviderError
   if (err instanceof APIConnectionError) {
     const cause = (err as { cause?: unknown }).cause;
     const detail = cause instanceof Error ? `${cause.message}${cause.cause instanceof Error ? ` (${cause.cause.message})` : ''}` : '';
-    return new ProviderError(redactor.text(short(`connection error: ${err.message}${detail ? ` ${detail}` : ''}`)), true);
+    return new ProviderError(redactor.text(short(`connection error: ${err.message}${detail ? ` ${detail}` : ''}`)), true, undefined, undefined, 'connection');
   }
   if (err instanceof APIError && typeof err.status === 'number') {
     const status = err.status;

@@ -48,12 +48,17 @@ export interface Provider {
   close?(): Promise<void>;
 }
 
+/** Failures that say the server could not be reached or did not answer, whatever was asked. */
+export type ReachFailure = 'connection' | 'timeout';
+
 export class ProviderError extends Error {
   constructor(
     message: string,
     readonly retryable: boolean,
     readonly status?: number,
     readonly retryAfterMs?: number,
+    /** set when the server was not reached (refused, reset, DNS) or gave no answer in time */
+    readonly reach?: ReachFailure,
   ) {
     super(message);
     this.name = 'ProviderError';

@@ -16,6 +16,8 @@ import type { ShardCommitter } from './shard-commit.js';
 import type { RangeSink } from './sink.js';
 import type { CommittedRanges, RangeOutcome, Source, SourceItem, UnitControl } from './source.js';
 import { runSteps, type Envelope, type PipelineStep } from './envelope.js';
+import { PauseTracker, type IntakeGate } from './intake-gate.js';
+import { isEndpointOutage } from '../llm/outage.js';
 import { intake, type IntakeSettings } from './record-mapping.js';
 import { Window } from './window.js';
 
@@ -37,6 +39,12 @@ export interface StageOptions {
   onProgress?: (p: StageCounters) => void;
   /** stop pulling new records; what is in flight still finishes and is committed */
   signal?: AbortSignal;
+  /**
+   * Holds intake while it says so (./intake-gate.ts `endpointGate`: an endpoint is down). A
+   * record whose steps throw EndpointOutageError stops the stage: it is not committed, nor is
+   * its range; ranges whose records are all judged still are; then run() rejects with it.
+   */
+  gate?: IntakeGate;
   log?: (line: string) => void;
 }
 
@@ -62,10 +70,14 @@ export interface StageCounters {
   tokens_in: number;
   tokens_out: number;
   cost_usd: number;
+  /** times intake paused because an endpoint was down, their total time (the current one included), and whether it is paused now */
+  pauses: number;
+  paused_ms: number;
+  paused: boolean;
 }
 
 export function newCounters(): StageCounters {
-  return { read: 0, skipped_committed: 0, in_flight: 0, judged: 0, clean: 0, degraded: 0, no_verdict: 0, dead_letters: 0, ranges_committed: 0, records_committed: 0, ranges_not_written: 0, records_not_written: 0, dropped_revoked: 0, tokens_in: 0, tokens_out: 0, cost_usd: 0 };
+  return { read: 0, skipped_committed: 0, in_flight: 0, judged: 0, clean: 0, degraded: 0, no_verdict: 0, dead_letters: 0, ranges_committed: 0, records_committed: 0, ranges_not_written: 0, records_not_written: 0, dropped_revoked: 0, tokens_in: 0, tokens_out: 0, cost_usd: 0, pauses: 0, paused_ms: 0, paused: false };
 }
 
 /** Counts a record that finished its steps. */
@@ -108,6 +120,9 @@ class Stage {
   private readonly generations = new Map<string, number>();
   private commitChain: Promise<void> = Promise.resolve();
   private fatal: unknown = null;
+  /** an endpoint stayed down too long: stop pulling, commit only ranges already all judged */
+  private halted: Error | null = null;
+  private pause: PauseTracker | null = null;
 
   constructor(private readonly opts: StageOptions) {
     this.window = new Window(opts.window ?? 2 * opts.range.maxRecords + opts.concurrency);
@@ -119,18 +134,69 @@ class Stage {
 
   async run(): Promise<StageCounters> {
     this.opts.source.streaming?.attach(this.control());
-    for await (const item of this.opts.source) {
-      if (this.opts.signal?.aborted || this.fatal) break;
-      await this.admit(item);
-      // Keep the judging queue short: records wait in the source, not in memory.
-      if (this.judges.size > 0) await this.judges.onSizeLessThan(1);
+    this.startPauses();
+    try {
+      await this.pullAll();
+      this.planner.closeAll();
+      await this.judges.onIdle();
+      // Every range is closed; the complete ones are committing: wait for the last commits.
+      await this.commitChain;
+    } finally {
+      this.pause?.stop();
     }
-    this.planner.closeAll();
-    await this.judges.onIdle();
-    // Every range is closed and complete now; wait for the last commits.
-    await this.commitChain;
     if (this.fatal) throw this.fatal;
+    if (this.halted) throw this.halted;
     return this.counters;
+  }
+
+  private stopping(): boolean {
+    return Boolean(this.opts.signal?.aborted || this.fatal || this.halted);
+  }
+
+  private async pullAll(): Promise<void> {
+    const items = this.opts.source[Symbol.asyncIterator]();
+    let ended = false;
+    try {
+      while (!this.stopping()) {
+        // While an endpoint is down nothing is pulled: records wait in the source.
+        if (this.pause?.held) await this.pause.whenOpen();
+        if (this.stopping()) break;
+        const next = await items.next();
+        if (next.done) {
+          ended = true;
+          break;
+        }
+        await this.admit(next.value);
+        // Keep the judging queue short: records wait in the source, not in memory.
+        if (this.judges.size > 0) await this.judges.onSizeLessThan(1);
+      }
+    } finally {
+      if (!ended) await items.return?.();
+    }
+  }
+
+  private startPauses(): void {
+    const gate = this.opts.gate;
+    if (!gate) return;
+    const log = this.opts.log ?? stderrLine;
+    this.pause = new PauseTracker(gate, this.counters, {
+      hold: (held) => this.opts.source.streaming?.hold?.(held),
+      log,
+      progress: () => this.opts.onProgress?.(this.counters),
+    });
+    // Stopping during an outage: the records waiting for it give up now (uncommitted) instead
+    // of at the maximum outage.
+    this.opts.signal?.addEventListener('abort', () => {
+      this.pause?.wake();
+      if (this.pause?.held) gate.stopWaiting?.();
+    }, { once: true });
+  }
+
+  /** A record met an endpoint down beyond the limit: it stays unjudged, and the stage stops. */
+  private halt(err: Error): void {
+    this.halted ??= err;
+    this.judges.clear(); // records not started yet would only meet the same outage
+    this.pause?.wake();
   }
 
   private async admit(item: SourceItem): Promise<void> {
@@ -156,7 +222,16 @@ class Stage {
     if (env.dead) return this.finish(writer, env);
     this.counters.in_flight += 1;
     void this.judges.add(async () => {
-      const out = await runSteps(this.opts.steps, env);
+      let out: Envelope;
+      try {
+        out = await runSteps(this.opts.steps, env);
+      } catch (err) {
+        this.counters.in_flight -= 1;
+        // Never finished: its range never completes, so neither it nor its range is committed.
+        if (isEndpointOutage(err)) return this.halt(err);
+        this.fatal ??= err;
+        return;
+      }
       this.counters.in_flight -= 1;
       this.finish(writer, out);
     });
