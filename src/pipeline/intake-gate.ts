@@ -64,9 +64,9 @@ export class PauseTracker {
     return this.since !== null;
   }
 
-  /** Resolves when the gate is open, or at once once `wake()` is called (stop, halt). */
+  /** Resolves when the gate opens, or when `wake()` is called (stop, halt): the caller checks again. */
   async whenOpen(): Promise<void> {
-    while (this.held) await new Promise<void>((resolve) => this.wakers.push(resolve));
+    if (this.held) await new Promise<void>((resolve) => this.wakers.push(resolve));
   }
 
   wake(): void {

@@ -122,6 +122,9 @@ class Stage {
   private fatal: unknown = null;
   /** an endpoint stayed down too long: stop pulling, commit only ranges already all judged */
   private halted: Error | null = null;
+  /** settles when the stage halts: the pull loop must not wait for slots the halted records hold */
+  private readonly haltedNow: Promise<void>;
+  private onHalt: () => void = () => {};
   private pause: PauseTracker | null = null;
 
   constructor(private readonly opts: StageOptions) {
@@ -130,6 +133,7 @@ class Stage {
     this.planner = new RangePlanner(opts.range, opts.committed, (r) => this.onClosed(r));
     const settings = { max_records: opts.range.maxRecords, max_chars: opts.range.maxChars, formats: [...opts.committer.formats] };
     this.commitDeps = { committer: opts.committer, source: opts.source, sinks: opts.sinks ?? [], settings, log: opts.log ?? stderrLine };
+    this.haltedNow = new Promise<void>((resolve) => (this.onHalt = resolve));
   }
 
   async run(): Promise<StageCounters> {
@@ -159,7 +163,7 @@ class Stage {
     try {
       while (!this.stopping()) {
         // While an endpoint is down nothing is pulled: records wait in the source.
-        if (this.pause?.held) await this.pause.whenOpen();
+        while (this.pause?.held && !this.stopping()) await this.pause.whenOpen();
         if (this.stopping()) break;
         const next = await items.next();
         if (next.done) {
@@ -168,7 +172,7 @@ class Stage {
         }
         await this.admit(next.value);
         // Keep the judging queue short: records wait in the source, not in memory.
-        if (this.judges.size > 0) await this.judges.onSizeLessThan(1);
+        if (this.judges.size > 0) await Promise.race([this.judges.onSizeLessThan(1), this.haltedNow]);
       }
     } finally {
       if (!ended) await items.return?.();
@@ -197,6 +201,7 @@ class Stage {
     this.halted ??= err;
     this.judges.clear(); // records not started yet would only meet the same outage
     this.pause?.wake();
+    this.onHalt();
   }
 
   private async admit(item: SourceItem): Promise<void> {
@@ -205,7 +210,9 @@ class Stage {
     const { env, chars } = intake(item, this.opts.intake);
     if (this.window.inUse >= this.window.size) this.breakStall();
     // Take the slot before assigning, and assign and buffer with no await in between.
-    await this.window.acquire();
+    await Promise.race([this.window.acquire(), this.haltedNow]);
+    // Halted while waiting for a slot: the record stays in the source for the next run.
+    if (this.halted) return;
     if ((this.generations.get(token) ?? 0) !== generation) {
       this.window.release(1);
       this.counters.dropped_revoked += 1;
