@@ -227,9 +227,11 @@ export class KafkaSource implements Source, StreamingSource, PartitionOwner {
       this.stats.holds++;
       this.opts.consumer.pause(this.assigned());
       this.log(`partitions paused while the stage waits for an endpoint: ${this.assigned().map(unitOf).join(', ') || 'none assigned'}`);
-    } else if (!this.paused && !this.ended) {
+    } else if (this.paused || this.ended) {
+      this.log('the stage goes on: partitions resume once the buffer has drained');
+    } else {
       this.opts.consumer.resume(this.assigned());
-      this.log('partitions resumed');
+      this.log('the stage goes on: partitions resumed');
     }
   }
 
