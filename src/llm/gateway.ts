@@ -89,7 +89,9 @@ export function createGateway(opts: GatewayOptions): Gateway {
     const retry = retryLayer(policy, { ...(opts.random ? { random: opts.random } : {}), ...(opts.sleep ? { sleep: opts.sleep } : {}) });
     // Endpoint configs built in code (tests, benchmarks) may leave the breaker out.
     const b = config.breaker ?? { failures: 5, probe_interval_ms: 1000, probe_max_interval_ms: 15_000 };
-    const breaker = health.breaker(name, { failures: b.failures, probeIntervalMs: b.probe_interval_ms, probeMaxIntervalMs: b.probe_max_interval_ms });
+    const probeTimeoutMs = Math.min(config.timeout_ms, 10_000);
+    const probe = provider.probe ? () => provider.probe!(AbortSignal.timeout(probeTimeoutMs)) : undefined;
+    const breaker = health.breaker(name, { failures: b.failures, probeIntervalMs: b.probe_interval_ms, probeMaxIntervalMs: b.probe_max_interval_ms, ...(probe ? { probe } : {}) });
     return { name, config, provider, limiter, turn: retry(stackAttempt(providerAttempt(provider), [healthLayer(breaker), ...attemptLayers(limiter)])) };
   });
   const handle = stackCalls(callCore({ shutdown: shutdown.signal, costOf: (m, i, o) => ledger.costOf(m, i, o), redact: redactor.text, now }), [

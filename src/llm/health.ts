@@ -4,11 +4,13 @@
  *   up       attempts go. Outage failures (./outage.ts) in a row are counted; at `failures` the
  *            endpoint is down. A success resets the count.
  *   down     attempts wait here instead of failing, holding no limiter slot and no retry. After
- *            a probe delay (doubling from probe_interval_ms up to probe_max_interval_ms) one
- *            waiting attempt goes out as the probe.
+ *            a probe delay (doubling from probe_interval_ms up to probe_max_interval_ms) the
+ *            provider's probe runs (GET /models), or, for providers without one, one waiting
+ *            attempt goes out as the probe.
  *   probing  that probe is in flight. Any answer (even a 4xx: the server is reachable) brings
  *            the endpoint up and releases every waiting attempt; another outage failure puts
- *            it down again.
+ *            it down again. Attempts that then fail again count towards their retries as usual,
+ *            so a model that fails on a server that is up still ends as that juror's failure.
  *   failed   down longer than the run's maximum outage: every waiting and later attempt fails
  *            with EndpointOutageError, which stops the stage without committing those records.
  *
@@ -22,6 +24,12 @@ export interface BreakerPolicy {
   failures: number;
   probeIntervalMs: number;
   probeMaxIntervalMs: number;
+  /**
+   * The provider's own probe (GET /models). With it, the server being back decides, not one
+   * waiting call: a model that fails every call on a server that serves others must not keep
+   * the endpoint down. Without it, a waiting call goes out as the probe.
+   */
+  probe?: () => Promise<void>;
 }
 
 export interface HealthClock {
@@ -198,17 +206,24 @@ export class EndpointBreaker {
     }
     this.probeDelay = this.policy.probeIntervalMs;
     this.enter('down');
-    this.scheduleProbe();
+    // A provider probe costs nothing: ask at once, so a burst of 5xx from a server that is
+    // up (one broken model) pauses the run for a moment only.
+    this.scheduleProbe(this.policy.probe ? 0 : this.probeDelay);
   }
 
-  private scheduleProbe(): void {
+  private scheduleProbe(ms = this.probeDelay): void {
     this.clock.clearTimeout(this.probeTimer);
-    this.probeTimer = this.clock.setTimeout(() => this.probe(), this.probeDelay);
+    this.probeTimer = this.clock.setTimeout(() => this.probe(), ms);
   }
 
   private probe(): void {
     this.probeTimer = null;
     if (this.state !== 'down') return;
+    if (this.policy.probe) {
+      this.enter('probing');
+      void this.runProbe(this.policy.probe);
+      return;
+    }
     const w = this.waiters.shift();
     if (w) {
       this.enter('probing');
@@ -222,7 +237,22 @@ export class EndpointBreaker {
     this.enter('up');
   }
 
+  private async runProbe(probe: () => Promise<void>): Promise<void> {
+    try {
+      await probe();
+    } catch (err) {
+      if (this.state !== 'probing') return; // an attempt answered meanwhile, or the run gave up
+      this.lastError = (err as Error).message;
+      this.enter('down');
+      this.scheduleProbe();
+      this.probeDelay = Math.min(this.policy.probeMaxIntervalMs, this.probeDelay * 2);
+      return;
+    }
+    if (this.state === 'probing') this.endOutage();
+  }
+
   private endOutage(): void {
+    this.streak = 0; // the server answered: failures from now on start a new count
     if (this.outageStart !== null) this.downTotal += this.clock.now() - this.outageStart;
     this.outageStart = null;
     this.clock.clearTimeout(this.probeTimer);

@@ -9,7 +9,7 @@
  *   wait for response headers.
  */
 import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai';
-import { Agent } from 'undici';
+import { Agent, request } from 'undici';
 import { toFinishReason } from './finish-reason.js';
 import { pooledFetch } from './pooled-fetch.js';
 import { createRedactor, type Redactor } from '../util/redact.js';
@@ -101,6 +101,20 @@ export function createOpenAIProvider(name: string, endpoint: EndpointConfig, opt
         clearTimeout(timer);
         signal.removeEventListener('abort', onAbort);
       }
+    },
+    async probe(signal: AbortSignal): Promise<void> {
+      // Any status below 500 (a 404 from a server without /models included) means it serves.
+      const url = `${endpoint.base_url!.replace(/\/+$/, '')}/models`;
+      let status: number;
+      try {
+        const res = await request(url, { method: 'GET', headers: { ...endpoint.headers, authorization: `Bearer ${apiKey}` }, dispatcher: agent, signal });
+        status = res.statusCode;
+        await res.body.dump();
+      } catch (err) {
+        const detail = err instanceof Error ? `${err.message}${(err as { code?: string }).code ? ` (${(err as { code?: string }).code})` : ''}` : String(err);
+        throw new ProviderError(redactor.text(short(`probe GET /models: ${detail}`)), true, undefined, undefined, 'connection');
+      }
+      if (status >= 500) throw new ProviderError(`probe GET /models: HTTP ${status}`, true, status);
     },
     async close() {
       await agent.close();

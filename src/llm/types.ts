@@ -45,6 +45,12 @@ export interface ChatResponse {
 export interface Provider {
   readonly name: string;
   complete(req: ChatRequest, signal: AbortSignal): Promise<ChatResponse>;
+  /**
+   * A cheap request that tells whether the server is serving at all (HTTP: GET /models);
+   * resolves when it answers, throws ProviderError when it cannot be reached or answers 5xx.
+   * The endpoint's breaker probes with it while the endpoint is down.
+   */
+  probe?(signal: AbortSignal): Promise<void>;
   close?(): Promise<void>;
 }
 

@@ -200,6 +200,34 @@ describe('endpoint breaker', () => {
     expect(w.error!.message).toMatch(/^stopped while endpoint "sim" was unreachable/);
   });
 
+  it('with a provider probe, the server answering it brings the endpoint up, not one waiting call', async () => {
+    const clock = new ManualClock();
+    const reg = new HealthRegistry(60_000, clock);
+    let serving = false;
+    let probes = 0;
+    const b = reg.breaker('sim', { ...POLICY, probe: async () => {
+      probes++;
+      if (!serving) throw new ProviderError('probe GET /models: connect ECONNREFUSED', true, undefined, undefined, 'connection');
+    } });
+    for (let i = 0; i < 3; i++) b.failed(UP, 'server_error', '500', false);
+    const w = track(b.admit());
+    await clock.advance(0);
+    expect(probes).toBe(1); // asked at once
+    expect(w.ticket).toBeUndefined(); // the waiting call is not used to probe
+    expect(reg.view.endpoints()[0]).toMatchObject({ state: 'down', last_error: 'probe GET /models: connect ECONNREFUSED' });
+    await clock.advance(1000);
+    expect(probes).toBe(2);
+    await clock.advance(1999);
+    expect(probes).toBe(2); // then a doubled delay
+    serving = true;
+    await clock.advance(1);
+    expect(probes).toBe(3);
+    expect(w.ticket).toEqual({ probe: false });
+    expect(reg.view.endpoints()[0]).toMatchObject({ state: 'up', failures: 0 });
+    // A server that answers while a model keeps failing: the next failures are thrown to the retry loop again.
+    expect(b.failed(UP, 'server_error', '500', false)).toBe('throw');
+  });
+
   it('reports changes to listeners', () => {
     const { b, changes } = setup();
     for (let i = 0; i < 3; i++) b.failed(UP, 'connection', 'refused', false);

@@ -58,7 +58,7 @@ function setup() {
     });
   const store = new LocalObjectStore(join(dir, 'out'));
   const settings = { max_records: RANGE, max_chars: 1 << 30, formats: ['parquet' as const] };
-  async function run(provider: Provider, maxOutageMs: number, log: string[] = []): Promise<{ counters?: StageCounters; error?: unknown }> {
+  async function run(provider: Provider, maxOutageMs: number, log: string[] = [], signal?: AbortSignal): Promise<{ counters?: StageCounters; error?: unknown }> {
     const config = configFor(maxOutageMs);
     const runtime = await openRuntime({ config, auditLogPath: null, providerFor: () => provider });
     const source = await openFileSource(input);
@@ -73,7 +73,8 @@ function setup() {
         committed,
         concurrency: 4,
         range: { maxRecords: RANGE, maxChars: 1 << 30, sequentialUnits: true },
-        gate: endpointGate(runtime.health),
+        gate: endpointGate(runtime.health, () => runtime.gateway.stopWaiting()),
+        ...(signal ? { signal } : {}),
         onProgress: (p) => (counters.last = p),
         log: (l) => log.push(l),
       });
@@ -127,5 +128,19 @@ describe('stage: endpoint outage', () => {
     const all = await verdicts(store);
     expect(all.map((x) => x.id).sort()).toEqual(records.map((r) => r.id).sort());
     expect(all.filter((x) => x.error !== null || x.degraded)).toEqual([]);
+  });
+
+  it('a stop during an outage ends the run at once, committing none of the records that wait', async () => {
+    const { store, run } = setup();
+    const stop = new AbortController();
+    const t0 = Date.now();
+    const first = await run(switchable({ down: false, calls: 0, downAfter: 100, onDown: () => setTimeout(() => stop.abort(), 100) }), 600_000, [], stop.signal);
+    expect(first.error).toBeInstanceOf(EndpointOutageError);
+    expect((first.error as Error).message).toMatch(/^stopped while endpoint "sim" was unreachable/);
+    expect(Date.now() - t0).toBeLessThan(60_000); // not the 10 min maximum outage
+    const partial = await verdicts(store);
+    expect(partial.length % RANGE).toBe(0);
+    expect(partial.length).toBeLessThan(N);
+    expect(partial.filter((x) => x.error !== null || x.degraded)).toEqual([]);
   });
 });
