@@ -13,7 +13,7 @@ import { S3Config } from './s3.js';
 export const BreakerConfig = z
   .object({
     failures: z.int().positive().default(5).describe('Failures in a row that mark the endpoint down: refused or reset connections, DNS failures, attempt timeouts and HTTP 5xx. While it is down, intake pauses and calls to it wait instead of failing. One call whose retries all end in a refused connection marks it down at once.'),
-    probe_interval_ms: z.int().positive().default(1000).describe('Wait between probes of a down endpoint (GET /models; kind `simulator` and `local`: one waiting call); doubles after each failed probe. The first probe goes out at once.'),
+    probe_interval_ms: z.int().positive().default(1000).describe('Wait between probes of a down endpoint (GET /models, the first one at once; kind `local`: one waiting call, after this wait); doubles after each failed probe.'),
     probe_max_interval_ms: z.int().positive().default(15_000).describe('Longest wait between two probes of a down endpoint.'),
   })
   .strict()

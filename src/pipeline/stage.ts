@@ -184,7 +184,11 @@ class Stage {
     if (!gate) return;
     const log = this.opts.log ?? stderrLine;
     this.pause = new PauseTracker(gate, this.counters, {
-      hold: (held) => this.opts.source.streaming?.hold?.(held),
+      hold: (held) => {
+        this.opts.source.streaming?.hold?.(held);
+        // Already stopping when the outage began: nothing will wait for it to end.
+        if (held && this.opts.signal?.aborted) queueMicrotask(() => gate.stopWaiting?.());
+      },
       log,
       progress: () => this.opts.onProgress?.(this.counters),
     });
