@@ -10,6 +10,16 @@ import { JuryMode } from './verdict.js';
 import { KafkaConfig } from './kafka.js';
 import { S3Config } from './s3.js';
 
+export const BreakerConfig = z
+  .object({
+    failures: z.int().positive().default(5).describe('Failures in a row that mark the endpoint down: refused or reset connections, DNS failures, attempt timeouts and HTTP 5xx. While it is down, intake pauses and calls to it wait instead of failing. One call whose retries all end in a refused connection marks it down at once.'),
+    probe_interval_ms: z.int().positive().default(1000).describe('Wait between probes of a down endpoint (GET /models, the first one at once; kind `local`: one waiting call, after this wait); doubles after each failed probe.'),
+    probe_max_interval_ms: z.int().positive().default(15_000).describe('Longest wait between two probes of a down endpoint.'),
+  })
+  .strict()
+  .describe('Circuit breaker of this endpoint (README, "Endpoint outages"). The longest outage a run waits out is `max_outage_ms`.');
+export type BreakerConfig = z.infer<typeof BreakerConfig>;
+
 export const EndpointConfig = z
   .object({
     kind: z
@@ -29,6 +39,7 @@ export const EndpointConfig = z
     max_retries: z.int().nonnegative().default(4).describe('Retries after the first attempt for retryable failures (HTTP 408, 409, 429 and 5xx, timeouts, connection errors); 0 = a single attempt.'),
     backoff_base_ms: z.int().nonnegative().default(500).describe('Base of the exponential backoff: retry n waits a random share (full jitter) of min(`backoff_max_ms`, base × 2^(n−1)), and never less than a Retry-After the server sent.'),
     backoff_max_ms: z.int().nonnegative().default(30_000).describe('Cap on one backoff delay (a server\'s Retry-After may ask for more, up to 120 s).'),
+    breaker: BreakerConfig.prefault({}),
     headers: z.record(z.string(), z.string()).default({}).describe('Extra HTTP headers sent with every request (e.g. OpenRouter\'s `X-Title`).'),
     response_format: z
       .enum(['none', 'json_object', 'json_schema'])
@@ -176,7 +187,12 @@ export const JuryConfig = z
     moderator: ParticipantConfig.optional().describe('Seat that runs the discussion of mode `deliberation` (required there); it never sees the trace.'),
     mode: JuryMode.default('consolidation').describe('Phase 2: `single` (the first juror alone), `union` (every finding of any juror), `majority` (findings of strictly more than half of the jurors that succeeded), `consolidation` (the consolidator merges the findings), `deliberation` (a moderated discussion, docs/deliberation.md).'),
     min_jurors: z.int().positive().optional().describe('Phase 1 must have at least this many successful jurors, else the record gets no verdict (`error`). Absent: half of the seated jurors, rounded up.'),
-    phase1_timeout_ms: z.int().positive().default(600_000).describe('Wall-clock ceiling on the whole Phase 1 fan-out of one record (App. F).'),
+    phase1_timeout_ms: z.int().positive().default(600_000).describe('Wall-clock ceiling on the whole Phase 1 fan-out of one record (App. F); time an endpoint spends down does not count.'),
+    max_outage_ms: z
+      .int()
+      .positive()
+      .default(1_800_000)
+      .describe('Longest an endpoint may stay down (see `endpoints.*.breaker`) while the run waits for it, intake paused. Beyond it the run stops with one line naming the endpoint and a non-zero exit; records still waiting are not committed, so the next run judges them. `--max-outage` overrides it (operational, not in config_hash).'),
     propagation: z.boolean().default(true).describe('Include the defect-propagation rule in the auditor prompt: steps built on an error are flagged with the same severity (paper default: on).'),
     severity_threshold: Impact.default('minor').describe('Lowest defect severity that labels a step erroneous in the `steps` table (`neutral` < `minor` < `major` < `fatal`).'),
     segmentation: SegmentationConfig.default({ mode: 'auto', max_steps: DEFAULT_MAX_STEPS }),

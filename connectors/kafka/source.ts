@@ -65,6 +65,9 @@ export interface KafkaSourceOptions {
 export interface KafkaSourceStats {
   pauses: number;
   paused: boolean;
+  /** holds by the stage (endpoint outages), and whether one is on */
+  holds: number;
+  held: boolean;
   buffered: number;
   bufferedBytes: number;
   maxBuffered: number;
@@ -84,6 +87,8 @@ export class KafkaSource implements Source, StreamingSource, PartitionOwner {
   private readonly parts = new Map<string, Part>();
   private readonly buffer: MessageBuffer<Part>;
   private paused = false;
+  /** the stage holds intake (an endpoint is down): fetching stays paused whatever the buffer */
+  private held = false;
   private rebalancing = false;
   private assignedOnce = false;
   private settled: Array<() => void> = [];
@@ -101,7 +106,7 @@ export class KafkaSource implements Source, StreamingSource, PartitionOwner {
   private items = 0;
   private bytesRead = 0;
   private iterating = false;
-  readonly stats: KafkaSourceStats = { pauses: 0, paused: false, buffered: 0, bufferedBytes: 0, maxBuffered: 0, maxBufferedBytes: 0, skippedCommitted: 0, offsetCommits: 0, revocations: 0, resets: 0 };
+  readonly stats: KafkaSourceStats = { pauses: 0, paused: false, holds: 0, held: false, buffered: 0, bufferedBytes: 0, maxBuffered: 0, maxBufferedBytes: 0, skippedCommitted: 0, offsetCommits: 0, revocations: 0, resets: 0 };
 
   constructor(private readonly opts: KafkaSourceOptions) {
     this.name = `kafka:${opts.topics.join(',')}`;
@@ -167,7 +172,7 @@ export class KafkaSource implements Source, StreamingSource, PartitionOwner {
     this.rebalancing = false;
     this.assignedOnce = true;
     // The client may forget pauses across a rebalance: state them again.
-    if (this.paused || this.ended) this.opts.consumer.pause(this.assigned());
+    if (this.paused || this.held || this.ended) this.opts.consumer.pause(this.assigned());
     for (const s of this.settled.splice(0)) s();
     this.log.info(`assigned ${tps.length ? tps.map(unitOf).join(', ') : 'no partitions'}`);
     void this.commitOffsets();
@@ -212,7 +217,28 @@ export class KafkaSource implements Source, StreamingSource, PartitionOwner {
   private resumeAll(): void {
     this.paused = false;
     this.stats.paused = false;
-    this.opts.consumer.resume(this.assigned());
+    if (!this.held && !this.ended) this.opts.consumer.resume(this.assigned());
+  }
+
+  /**
+   * The stage stopped pulling (an endpoint is down) or goes on: every assigned partition is
+   * paused meanwhile. The client keeps heartbeating while partitions are paused, so the group
+   * keeps its assignment however long the outage lasts.
+   */
+  hold(held: boolean): void {
+    if (held === this.held) return;
+    this.held = held;
+    this.stats.held = held;
+    if (held) {
+      this.stats.holds++;
+      this.opts.consumer.pause(this.assigned());
+      this.log.info(`partitions paused while the stage waits for an endpoint: ${this.assigned().map(unitOf).join(', ') || 'none assigned'}`);
+    } else if (this.paused || this.ended) {
+      this.log.info('the stage goes on: partitions resume once the buffer has drained');
+    } else {
+      this.opts.consumer.resume(this.assigned());
+      this.log.info('the stage goes on: partitions resumed');
+    }
   }
 
   /** A partition caught up and quiet for flushIdleMs gets its partial range committed. */

@@ -1,4 +1,5 @@
 /** Small stdin/stdout helpers shared by the commands. */
+import { parseDuration } from '../util/duration.js';
 
 export async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -9,11 +10,18 @@ export async function readStdin(): Promise<string> {
 /** A user-facing failure: printed as one line on stderr, exit code 2, no stack trace. */
 export class UsageError extends Error {}
 
-/**
- * A failure after the work started whose message already says what failed and what to do
- * (a storage outage that outlasted --max-storage-outage): one line on stderr, exit code 1.
- */
-export class FatalError extends Error {}
+/** Exit code of a run stopped by an endpoint outage (README, "Endpoint outages"). */
+export const OUTAGE_EXIT_CODE = 3;
+
+/** A run that stopped for a reason outside it (an endpoint down too long): one line, exit 3. */
+export class RunStoppedError extends Error {}
+
+/** A duration flag ("90s", "15m", "2h", "500ms"; a bare number is seconds), at least 1 ms. */
+export function parseDurationFlag(text: string, flag: string): number {
+  const ms = parseDuration(text);
+  if (ms === null || !(ms >= 1)) throw new UsageError(`${flag} must be a duration such as 90s, 30m or 2h (got "${text}")`);
+  return ms;
+}
 
 export function parseJsonInput(text: string, what: string): unknown {
   if (text.trim() === '') throw new UsageError(`expected ${what} as JSON on stdin, got nothing`);

@@ -3,7 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../util/paths.js';
-import { UsageError } from './io.js';
+import { OUTAGE_EXIT_CODE, RunStoppedError, UsageError } from './io.js';
 import { addLogOptions, applyLogSettings, fatalReport, jsonRequested, logOptionsOf, printFatal, ReportedError } from './logging.js';
 
 type Register = (program: Command) => void;
@@ -84,5 +84,8 @@ try {
   if (err instanceof CommanderError) process.exit(err.exitCode);
   // An action may have failed before the preAction hook ran: log as the command line asked.
   applyLogSettings(logOptionsOf(program));
-  process.exit(printFatal(err instanceof ReportedError ? err.report : fatalReport(err, await isKnownError(err))));
+  // An outage that outlasted --max-outage: `judge` and `eval` meet it in this thread, `run` reports it from its worker.
+  const outage = err instanceof RunStoppedError || (err instanceof Error && err.name === 'EndpointOutageError');
+  const code = printFatal(err instanceof ReportedError ? err.report : fatalReport(err, outage || (await isKnownError(err))));
+  process.exit(outage ? OUTAGE_EXIT_CODE : code);
 }

@@ -14,6 +14,9 @@ export interface ProgressView {
 
 const compact = (n: number) => (n >= 1e6 ? `${(n / 1e6).toFixed(1)}M` : n >= 1e3 ? `${(n / 1e3).toFixed(1)}k` : String(n));
 const done = (c: StageCounters) => c.judged + c.dead_letters;
+/** ", PAUSED (endpoint down) 12.0 s" while paused; ", paused 2× 31.4 s" after pauses; else nothing */
+export const pauseText = (c: Pick<StageCounters, 'pauses' | 'paused_ms' | 'paused'>): string =>
+  c.paused ? `, PAUSED (endpoint down) ${(c.paused_ms / 1000).toFixed(1)} s` : c.pauses > 0 ? `, paused ${c.pauses}x ${(c.paused_ms / 1000).toFixed(1)} s` : '';
 
 const EVERY_MS = 5000;
 
@@ -34,7 +37,7 @@ export function createProgress(
     const line = (c: StageCounters) =>
       stream.write(
         `[run] ${done(c)}${total ? `/${total}` : ''} done (${c.clean} clean, ${c.degraded} degraded, ${c.no_verdict} no verdict, ${c.dead_letters} dead letters), ` +
-          `${c.in_flight} in flight, ${c.ranges_committed} ranges committed, ${rate(c).toFixed(1)} rec/s, ${compact(c.tokens_in + c.tokens_out)} tokens, $${c.cost_usd.toFixed(4)}\n`,
+          `${c.in_flight} in flight, ${c.ranges_committed} ranges committed, ${rate(c).toFixed(1)} rec/s, ${compact(c.tokens_in + c.tokens_out)} tokens, $${c.cost_usd.toFixed(4)}${pauseText(c)}\n`,
       );
     return {
       update(c) {
@@ -50,15 +53,15 @@ export function createProgress(
     {
       stream,
       format: total
-        ? ' {bar} {percentage}% | {value}/{total} | {rate} rec/s | {inflight} in flight | {tokens} tok | ${cost} | ETA {eta_formatted}'
-        : ' {value} records | {rate} rec/s | {inflight} in flight | {tokens} tok | ${cost}',
+        ? ' {bar} {percentage}% | {value}/{total} | {rate} rec/s | {inflight} in flight | {tokens} tok | ${cost} | ETA {eta_formatted}{paused}'
+        : ' {value} records | {rate} rec/s | {inflight} in flight | {tokens} tok | ${cost}{paused}',
       hideCursor: true,
       etaBuffer: 200,
     },
     cliProgress.Presets.shades_classic,
   );
-  const payload = (c: StageCounters) => ({ rate: rate(c).toFixed(1), inflight: c.in_flight, tokens: compact(c.tokens_in + c.tokens_out), cost: c.cost_usd.toFixed(4) });
-  bar.start(total ?? 0, 0, payload({ in_flight: 0, tokens_in: 0, tokens_out: 0, cost_usd: 0 } as StageCounters));
+  const payload = (c: StageCounters) => ({ rate: rate(c).toFixed(1), inflight: c.in_flight, tokens: compact(c.tokens_in + c.tokens_out), cost: c.cost_usd.toFixed(4), paused: pauseText(c).replace(/^,/, ' |') });
+  bar.start(total ?? 0, 0, payload({ in_flight: 0, tokens_in: 0, tokens_out: 0, cost_usd: 0, pauses: 0, paused_ms: 0, paused: false } as StageCounters));
   return {
     update: (c) => bar.update(done(c), payload(c)),
     stop: (c) => {

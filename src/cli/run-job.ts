@@ -14,6 +14,7 @@ import { ShardCommitter } from '../pipeline/shard-commit.js';
 import { retryingStore } from '../pipeline/retrying-store.js';
 import { newCounters, runStage, type IntakeHold, type RangeTiming, type StageCounters } from '../pipeline/stage.js';
 import { StorageRetry } from '../pipeline/storage-retry.js';
+import { endpointGate } from '../pipeline/intake-gate.js';
 import { intakeSettings, judgingSteps } from '../pipeline/steps/index.js';
 import { streamEnricher } from '../taxonomy/stream.js';
 import { addLogSecrets, logger, type LogSettings } from '../util/log.js';
@@ -37,6 +38,8 @@ export interface RunJobOptions extends JuryOptions {
   untilCaughtUp?: boolean;
   /** how long an output-store outage is waited out before the run stops (0 = not at all) */
   maxStorageOutageMs?: number;
+  /** --max-outage: overrides the config's max_outage_ms */
+  maxOutageMs?: number;
   /** the judging thread logs as the command line asked */
   log: LogSettings;
 }
@@ -92,7 +95,8 @@ async function outputState(output: OutputTarget, input: string, settings: RangeS
 
 /** The main job: records in, shards out, resuming from what is already committed. */
 export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<StageCounters> {
-  const config = loadJuryConfig(opts);
+  const loaded = loadJuryConfig(opts);
+  const config = opts.maxOutageMs !== undefined ? { ...loaded, max_outage_ms: opts.maxOutageMs } : loaded;
   const inputUrl = opts.input ?? join(packageRoot(), 'examples', 'traces');
   // Endpoint keys can sit in variables of any name: they are secrets for the log as well.
   addLogSecrets(Object.values(config.endpoints).map((e) => (e.api_key_env ? process.env[e.api_key_env] : undefined)));
@@ -119,7 +123,7 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
     const hint = input.resumesFromGroup ? undefined : await input.source.sizeHint?.().catch(() => undefined);
     hooks.onTotal(hint?.totalRows !== undefined ? Math.max(0, hint.totalRows - done.records) : undefined);
     const counters = newCounters();
-    observe.onStage?.({ source: input.source, counters });
+    observe.onStage?.({ source: input.source, counters, health: runtime.health });
     return await runStage({
       source: input.source,
       sinks: input.sinks,
@@ -134,6 +138,7 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
       ...(observe.onRangeDone ? { onRangeDone: observe.onRangeDone } : {}),
       signal: hooks.signal,
       intakeHold: hold,
+      gate: endpointGate(runtime.health, () => runtime.gateway.stopWaiting()),
     });
   } finally {
     await runtime.close();

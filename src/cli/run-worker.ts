@@ -2,6 +2,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { ConfigError } from '../config/load.js';
 import type { Scrape } from '../ops/server.js';
 import type { StageCounters } from '../pipeline/stage.js';
+import { isEndpointOutage } from '../llm/outage.js';
+import { newCounters } from '../pipeline/stage.js';
 import { UsageError } from './io.js';
 import { redactForLog } from '../util/log.js';
 import { applyLogSettings, fatalReport, type FatalReport } from './logging.js';
@@ -17,6 +19,8 @@ export type WorkerMessage =
   | { type: 'progress'; counters: StageCounters }
   | { type: 'done'; counters: StageCounters; stopped: boolean; metrics?: Scrape }
   | { type: 'error'; report: FatalReport }
+  /** an endpoint stayed down too long (or the run was stopped during an outage): what was committed, and why it stopped */
+  | { type: 'outage'; counters: StageCounters; message: string }
   | OpsMessage;
 
 /** What the main thread hands the worker. */
@@ -36,11 +40,13 @@ port.on('message', (m: { type: string }) => {
 });
 const ops = input.metrics ? (await import('./run-worker-ops.js')).startWorkerOps(port) : undefined;
 let last = 0;
+let latest: StageCounters | undefined;
 try {
   const counters = await runJob(input.job, {
     signal: stop.signal,
     onTotal: (total) => port.postMessage({ type: 'total', total } satisfies WorkerMessage),
     onProgress: (counters) => {
+      latest = counters;
       // Progress is for eyes: a few updates a second is plenty.
       if (Date.now() - last < 100) return;
       last = Date.now();
@@ -52,10 +58,14 @@ try {
   // are exactly the numbers of the summary.
   port.postMessage({ type: 'done', counters, stopped: stop.signal.aborted, ...(ops ? { metrics: await ops.final() } : {}) } satisfies WorkerMessage);
 } catch (err) {
-  // Described here: the error's fields and causes do not survive the trip to the main thread.
-  const usage = err instanceof UsageError || err instanceof ConfigError;
-  // Redacted here too: this thread knows the endpoints' key variables, the main one does not.
-  port.postMessage({ type: 'error', report: redactForLog(fatalReport(err, usage)) } satisfies WorkerMessage);
+  // The stage's counters object is live: it already holds the pause that ended the run.
+  if (isEndpointOutage(err)) port.postMessage({ type: 'outage', counters: latest ?? newCounters(), message: err.message } satisfies WorkerMessage);
+  else {
+    // Described here: the error's fields and causes do not survive the trip to the main thread.
+    const usage = err instanceof UsageError || err instanceof ConfigError;
+    // Redacted here too: this thread knows the endpoints' key variables, the main one does not.
+    port.postMessage({ type: 'error', report: redactForLog(fatalReport(err, usage)) } satisfies WorkerMessage);
+  }
 }
 ops?.stop();
 port.close();

@@ -4,7 +4,7 @@ import { Worker } from 'node:worker_threads';
 import type { ShardFormat } from '../../schemas/outputs.js';
 import type { StageCounters } from '../pipeline/stage.js';
 import { logger, logSettings, type LogSettings } from '../util/log.js';
-import { UsageError } from './io.js';
+import { parseDurationFlag, RunStoppedError, UsageError } from './io.js';
 import { JURY_OPTION_HELP, type JuryOptions } from './jury-options.js';
 import { fatalReport, ReportedError, type FatalReport } from './logging.js';
 import { createProgress, type ProgressView } from './progress.js';
@@ -30,6 +30,7 @@ interface RunOptions extends JuryOptions {
   metricsHost: string;
   metricsLinger: string;
   maxStorageOutage: string;
+  maxOutage?: string;
 }
 
 const positiveInt = (v: string, flag: string): number => {
@@ -48,6 +49,7 @@ function summaryText(c: StageCounters, out: string, seconds: number): string {
     ['    no verdict (too few jurors)', c.no_verdict],
     ['  dead letters', c.dead_letters],
     ...(c.dropped_revoked > 0 ? [['  dropped when a partition moved (re-read there)', c.dropped_revoked]] : []),
+    ...(c.pauses > 0 ? [['paused (an endpoint was down)', `${c.pauses} time(s), ${(c.paused_ms / 1000).toFixed(1)} s in all`]] : []),
     ['ranges committed', c.ranges_committed],
     ...(c.ranges_not_written > 0 ? [['ranges not written (partition moved or overlapped; re-read)', c.ranges_not_written]] : []),
     ...(c.storage_outages > 0 ? [['output store outages waited out', `${c.storage_outages} (${(c.storage_outage_ms / 1000).toFixed(1)} s, intake held)`]] : []),
@@ -83,6 +85,7 @@ export function registerRun(program: Command): void {
     .option('--metrics-port <n>', 'serve Prometheus /metrics and the /healthz, /readyz probes on this port (0 = any free port, printed on stderr; default: off)')
     .option('--metrics-host <addr>', 'address the metrics port listens on', '0.0.0.0')
     .option('--metrics-linger <s>', 'after the summary, keep serving the final metrics this many seconds (or until SIGTERM), so a last scrape sees them', '0')
+    .option('--max-outage <duration>', 'longest an endpoint may stay down while the run waits for it, e.g. 90s, 30m, 2h (default: max_outage_ms of the config, 30m); beyond it the run stops with exit code 3')
     .addHelpText(
       'after',
       `
@@ -103,6 +106,11 @@ Operational events (assignments, ranges not written, records without a verdict, 
 warnings) go to stderr, one per line, as text or with --log-format json as JSON; a fatal error
 is one line naming what failed and what to do (--debug adds its stack). The summary goes to stdout.
 
+When an endpoint stops answering (refused connections, timeouts, 5xx), intake pauses and the
+records in flight wait for it; none becomes a failed verdict because of it. An outage longer
+than --max-outage stops the run with one line and exit code 3, committing only ranges whose
+records were all judged; running the same command again judges the rest.
+
 Examples:
   reasoning-jury run                                   # bundled examples, simulated jury, ./out
   reasoning-jury run -c jury.yaml -i traces/ -o shards/ --concurrency 64
@@ -119,6 +127,7 @@ Examples:
       try {
         const done = await runInWorker(job, maxHeapMb, opts.progress as ProgressMode, ops);
         process.stdout.write(`${summaryText(done.counters, opts.out.startsWith('s3://') ? opts.out.replace(/\/+$/, '') : resolve(opts.out), (Date.now() - t0) / 1000)}\n`);
+        if (done.outage) throw new RunStoppedError(done.outage);
         if (done.stopped) process.stdout.write('stopped early: run the same command again to continue\n');
         await ops?.linger(metrics!.lingerS);
       } finally {
@@ -175,6 +184,7 @@ function parseRunOptions(opts: RunOptions): { job: RunJobOptions; maxHeapMb: num
     maxChars: positiveInt(opts.rangeMb, '--range-mb') * 1024 * 1024,
     resume: opts.resume,
     log,
+    ...(opts.maxOutage !== undefined ? { maxOutageMs: parseDurationFlag(opts.maxOutage, '--max-outage') } : {}),
   };
   return { job, maxHeapMb, metrics: parseMetricsOptions(opts) };
 }
@@ -184,6 +194,8 @@ const OOM_HINT = 'raise --max-heap-mb, then run the same command again (committe
 interface WorkerOutcome {
   counters: StageCounters;
   stopped: boolean;
+  /** set when an endpoint outage stopped the run: the one line to print */
+  outage?: string;
 }
 
 /**
@@ -217,7 +229,8 @@ async function runInWorker(job: RunJobOptions, maxHeapMb: number, progressMode: 
     else if (m.type === 'done') {
       finished = { counters: m.counters, stopped: m.stopped };
       ops?.finished(m.metrics);
-    } else if (m.type === 'error') failure = m.report;
+    } else if (m.type === 'outage') finished = { counters: m.counters, stopped: false, outage: m.message };
+    else if (m.type === 'error') failure = m.report;
   });
   const exitCode = await new Promise<number>((resolve) => {
     worker.on('error', (err) => {

@@ -62,11 +62,13 @@ export async function openRuntime(opts: RuntimeOptions): Promise<JuryRuntime> {
     auditLogPath: opts.auditLogPath !== undefined ? opts.auditLogPath : config.audit_log.path,
     providerFor: opts.providerFor ?? defaultProviderFor,
     ...(opts.observer ? { observer: opts.observer } : {}),
+    maxOutageMs: config.max_outage_ms,
   });
-  const jury: JuryContext = { config, gateway, prompts: loadPromptSet(config.prompts_dir), configHash: configHash(config) };
+  const jury: JuryContext = { config, gateway, prompts: loadPromptSet(config.prompts_dir), configHash: configHash(config), downMs: gateway.health.downMs };
   return {
     jury,
     gateway,
+    health: gateway.health,
     async close() {
       try {
         await gateway.close();

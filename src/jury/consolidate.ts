@@ -3,6 +3,7 @@ import type { ParticipantConfig } from '../../schemas/config.js';
 import type { CallUsage } from '../../schemas/usage.js';
 import type { Defect } from '../../schemas/defect.js';
 import type { Judgement } from '../../schemas/verdict.js';
+import { isEndpointOutage } from '../llm/outage.js';
 import { ModelCallError, type ModelGateway } from '../llm/types.js';
 import { consolidationMessages, type TraceInput } from '../prompts/build.js';
 import type { PromptSet } from '../prompts/templates.js';
@@ -43,6 +44,7 @@ export async function consolidate(args: {
     });
     return { ok: true, defects, droppedRefs: n.droppedRefs + n.droppedDefects, usage: [res.usage] };
   } catch (err) {
+    if (isEndpointOutage(err)) throw err;
     return { ok: false, error: (err as Error).message, usage: err instanceof ModelCallError ? [err.usage] : [] };
   }
 }

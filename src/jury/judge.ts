@@ -17,6 +17,8 @@ export interface JuryContext {
   gateway: ModelGateway;
   prompts: PromptSet;
   configHash: string;
+  /** ms any endpoint has been down so far (the gateway's health view): Phase 1's ceiling skips it */
+  downMs?: () => number;
 }
 
 export interface JudgeInput extends TraceInput {
@@ -55,7 +57,9 @@ async function phase2(ctx: JuryContext, input: JudgeInput, judgements: Judgement
 
 /**
  * One record through the jury: Phase 1 fan-out, then the configured Phase 2. Never throws for
- * model failures: a record that cannot be judged gets a verdict with `error` set.
+ * model failures: a record that cannot be judged gets a verdict with `error` set. The one
+ * exception is EndpointOutageError (an endpoint down beyond the run's limit), thrown on so the
+ * record stays unjudged instead of getting a verdict it does not deserve.
  */
 export async function judgeRecord(ctx: JuryContext, input: JudgeInput): Promise<Verdict> {
   const jurors = activeJurors(ctx.config);
@@ -67,6 +71,7 @@ export async function judgeRecord(ctx: JuryContext, input: JudgeInput): Promise<
     messages: phase1Messages(ctx.prompts, input, ctx.config.propagation),
     nSteps: input.steps.length,
     timeoutMs: ctx.config.phase1_timeout_ms,
+    ...(ctx.downMs ? { downMs: ctx.downMs } : {}),
   });
   const ok = p1.judgements.filter((j) => j.ok);
   const failed = p1.judgements.filter((j) => !j.ok);

@@ -1,4 +1,5 @@
 import type { Gateway } from '../llm/gateway.js';
+import type { HealthView } from '../llm/health.js';
 import type { JuryContext } from './judge.js';
 
 /**
@@ -8,5 +9,7 @@ import type { JuryContext } from './judge.js';
 export interface JuryRuntime {
   jury: JuryContext;
   gateway: Gateway;
+  /** up / down / probing of each endpoint (the gateway's breakers), for pauses, metrics and probes */
+  health: HealthView;
   close(): Promise<void>;
 }

@@ -3,8 +3,10 @@
  * (src/llm/layers/*) around each endpoint's provider:
  *
  *   call     ledger > observer > audit of cache hits > response cache > generateObject / generateText
- *   attempt  retry > usage > audit > observer > redaction > limits > provider.complete
+ *   attempt  retry > health > usage > audit > observer > redaction > limits > provider.complete
  *
+ * The health layer holds attempts to an endpoint that is down (src/llm/health.ts) until it is
+ * back, so an outage neither spends retries nor fails jurors; `health` shows every endpoint.
  * Every logical call, ok or failed, lands in the ledger once; every HTTP attempt and every cache
  * hit gets an audit line. Secrets are redacted from replies, errors and the audit log.
  */
@@ -15,7 +17,9 @@ import { createAuditLog } from './audit.js';
 import { createResponseCache } from './cache.js';
 import { callCore } from './call.js';
 import { jsonSchemaOf } from './generate.js';
+import { HealthRegistry, type HealthClock, type HealthView } from './health.js';
 import { auditAttempts, auditCacheHits } from './layers/audit.js';
+import { healthLayer } from './layers/health.js';
 import { cacheLayer } from './layers/cache.js';
 import { ledgerLayer } from './layers/ledger.js';
 import { limitLayer } from './layers/limit.js';
@@ -47,10 +51,20 @@ export interface GatewayOptions {
   random?: () => number;
   sleep?: SleepFn;
   now?: () => number;
+  /** longest an endpoint may stay down before its waiting calls fail (EndpointOutageError); default 30 min */
+  maxOutageMs?: number;
+  /** test seam for the breakers' clock and timers */
+  healthClock?: HealthClock;
 }
+
+export const DEFAULT_MAX_OUTAGE_MS = 30 * 60_000;
 
 export interface Gateway extends ModelGateway {
   readonly ledger: Ledger;
+  /** up / down / probing of every endpoint called so far */
+  readonly health: HealthView;
+  /** The run is stopping: calls waiting for a down endpoint fail now with EndpointOutageError. */
+  stopWaiting(): void;
   /** Aborts calls still queued or in flight, then closes connection pools and the audit log. */
   close(): Promise<void>;
 }
@@ -73,11 +87,17 @@ export function createGateway(opts: GatewayOptions): Gateway {
   setMaxListeners(0, shutdown.signal);
   const auditLayers: AttemptLayer[] = audit.enabled ? [auditAttempts(audit, now)] : [];
   const observer = opts.observer ?? {};
+  const health = new HealthRegistry(opts.maxOutageMs ?? DEFAULT_MAX_OUTAGE_MS, opts.healthClock);
   const attemptLayers = (limiter: Limiter): AttemptLayer[] => [countUsage, ...auditLayers, observeAttempts(observer, now), redactLayer(redactor), limitLayer(limiter)];
   const endpoints = endpointRegistry(opts, env, (name, config, provider, limiter) => {
     const policy = { maxRetries: config.max_retries, baseMs: config.backoff_base_ms, maxMs: config.backoff_max_ms };
     const retry = retryLayer(policy, { ...(opts.random ? { random: opts.random } : {}), ...(opts.sleep ? { sleep: opts.sleep } : {}) });
-    return { name, config, provider, limiter, turn: retry(stackAttempt(providerAttempt(provider), attemptLayers(limiter))) };
+    // Endpoint configs built in code (tests, benchmarks) may leave the breaker out.
+    const b = config.breaker ?? { failures: 5, probe_interval_ms: 1000, probe_max_interval_ms: 15_000 };
+    const probeTimeoutMs = Math.min(config.timeout_ms, 10_000);
+    const probe = provider.probe ? () => provider.probe!(AbortSignal.timeout(probeTimeoutMs)) : undefined;
+    const breaker = health.breaker(name, { failures: b.failures, probeIntervalMs: b.probe_interval_ms, probeMaxIntervalMs: b.probe_max_interval_ms, ...(probe ? { probe } : {}) });
+    return { name, config, provider, limiter, turn: retry(stackAttempt(providerAttempt(provider), [healthLayer(breaker), ...attemptLayers(limiter)])) };
   });
   const handle = stackCalls(callCore({ shutdown: shutdown.signal, costOf: (m, i, o) => ledger.costOf(m, i, o), redact: redactor.text, now }), [
     ledgerLayer(ledger),
@@ -89,12 +109,15 @@ export function createGateway(opts: GatewayOptions): Gateway {
   const call = frontDoor(handle, endpoints.get, () => closed);
   return {
     ledger,
+    health: health.view,
+    stopWaiting: () => health.stopWaiting(),
     structured: (c) => call(c, `structured:${c.schemaName}`, c.schema, c.schemaName),
     text: (c) => call(c, 'text'),
     async close() {
       if (closed) return;
       closed = true;
       shutdown.abort(new Error('gateway closed'));
+      health.close();
       const all = endpoints.built();
       await Promise.all(all.map((e) => e.limiter.close()));
       await Promise.all(all.map((e) => e.provider.close?.()));

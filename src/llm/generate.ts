@@ -10,6 +10,7 @@
  */
 import { z, type ZodType } from 'zod';
 import { parseStructured } from './json.js';
+import { EndpointOutageError } from './outage.js';
 import type { Completion, ModelCall, ReplyCheck } from './model.js';
 import { TRUNCATED_REASON, type CallResult, type ChatMessage, type ChatRequest, type ModelCallError } from './types.js';
 import type { CallUsage } from '../../schemas/usage.js';
@@ -46,6 +47,7 @@ export async function generateText(model: CallModel, request: ChatRequest): Prom
   try {
     c = await model.turn(request, 'initial');
   } catch (err) {
+    if (err instanceof EndpointOutageError) throw err;
     throw model.fail(messageOf(err));
   }
   return resultOf(model, c.content, c);
@@ -72,6 +74,8 @@ async function objectTurn<T>(model: CallModel, req: ChatRequest, turn: 'initial'
   try {
     c = await model.turn(req, turn, (reply) => checkOf(judge(reply), turn));
   } catch (err) {
+    // An endpoint down too long is no answer about this record: the record stays unjudged.
+    if (err instanceof EndpointOutageError) throw err;
     throw model.fail(messageOf(err));
   }
   return { c, parsed: judge(c) };

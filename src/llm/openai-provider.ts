@@ -9,7 +9,7 @@
  *   (./pooled-fetch.ts) resolves only after the reply's body is read.
  */
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
-import { Agent } from 'undici';
+import { Agent, request } from 'undici';
 import { toFinishReason } from './finish-reason.js';
 import { pooledFetch } from './pooled-fetch.js';
 import { createRedactor, type Redactor } from '../util/redact.js';
@@ -88,9 +88,23 @@ export function createOpenAIProvider(name: string, endpoint: EndpointConfig, opt
       } catch (err) {
         if (err instanceof ProviderError) throw err;
         if (signal.aborted) throw callerAbort(signal, redactor);
-        if (err instanceof APIConnectionTimeoutError) throw new ProviderError(`timeout: no complete response within ${endpoint.timeout_ms} ms`, true);
+        if (err instanceof APIConnectionTimeoutError) throw new ProviderError(`timeout: no complete response within ${endpoint.timeout_ms} ms`, true, undefined, undefined, 'timeout');
         throw toProviderError(err, redactor);
       }
+    },
+    async probe(signal: AbortSignal): Promise<void> {
+      // Any status below 500 (a 404 from a server without /models included) means it serves.
+      const url = `${endpoint.base_url!.replace(/\/+$/, '')}/models`;
+      let status: number;
+      try {
+        const res = await request(url, { method: 'GET', headers: { ...endpoint.headers, authorization: `Bearer ${apiKey}` }, dispatcher: agent, signal });
+        status = res.statusCode;
+        await res.body.dump();
+      } catch (err) {
+        const detail = err instanceof Error ? `${err.message}${(err as { code?: string }).code ? ` (${(err as { code?: string }).code})` : ''}` : String(err);
+        throw new ProviderError(redactor.text(short(`probe GET /models: ${detail}`)), true, undefined, undefined, 'connection');
+      }
+      if (status >= 500) throw new ProviderError(`probe GET /models: HTTP ${status}`, true, status);
     },
     async close() {
       await agent.close();
@@ -138,7 +152,7 @@ export function toProviderError(err: unknown, redactor: Redactor): ProviderError
   if (err instanceof APIConnectionError) {
     const cause = (err as { cause?: unknown }).cause;
     const detail = cause instanceof Error ? `${cause.message}${cause.cause instanceof Error ? ` (${cause.cause.message})` : ''}` : '';
-    return new ProviderError(redactor.text(short(`connection error: ${err.message}${detail ? ` ${detail}` : ''}`)), true);
+    return new ProviderError(redactor.text(short(`connection error: ${err.message}${detail ? ` ${detail}` : ''}`)), true, undefined, undefined, 'connection');
   }
   if (err instanceof APIError && typeof err.status === 'number') {
     const status = err.status;

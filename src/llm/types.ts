@@ -45,8 +45,17 @@ export interface ChatResponse {
 export interface Provider {
   readonly name: string;
   complete(req: ChatRequest, signal: AbortSignal): Promise<ChatResponse>;
+  /**
+   * A cheap request that tells whether the server is serving at all (HTTP: GET /models);
+   * resolves when it answers, throws ProviderError when it cannot be reached or answers 5xx.
+   * The endpoint's breaker probes with it while the endpoint is down.
+   */
+  probe?(signal: AbortSignal): Promise<void>;
   close?(): Promise<void>;
 }
+
+/** Failures that say the server could not be reached or did not answer, whatever was asked. */
+export type ReachFailure = 'connection' | 'timeout';
 
 export class ProviderError extends Error {
   constructor(
@@ -54,6 +63,8 @@ export class ProviderError extends Error {
     readonly retryable: boolean,
     readonly status?: number,
     readonly retryAfterMs?: number,
+    /** set when the server was not reached (refused, reset, DNS) or gave no answer in time */
+    readonly reach?: ReachFailure,
   ) {
     super(message);
     this.name = 'ProviderError';

@@ -3,23 +3,17 @@
  * pipeline, the model layer or the jury imports src/ops, so these are the shapes it accepts,
  * and anything of that shape can be handed in.
  */
+import type { EndpointState, HealthView as BreakerHealth } from '../llm/health.js';
 import type { StageCounters } from '../pipeline/stage.js';
 import type { Source } from '../pipeline/source.js';
 
-export type EndpointState = 'up' | 'down' | 'probing';
+export type { EndpointState };
 
-/** Endpoint health as a circuit breaker sees it. */
-export interface HealthView {
-  endpoints(): Array<{ name: string; state: EndpointState }>;
-  /** every endpoint the jury needs is down: intake is paused, nothing can be judged */
-  allDown(): boolean;
-}
+/** The part of the breakers' view (src/llm/health.ts) that metrics and readiness read. */
+export type HealthView = Pick<BreakerHealth, 'allDown'> & { endpoints(): Array<{ name: string; state: EndpointState }> };
 
-/** Pause accounting a stage may add to its counters (reported when present, 0 otherwise). */
-export interface PauseCounters {
-  paused_ms: number;
-  pauses: number;
-}
+/** Pause accounting of the stage counters. */
+export type PauseCounters = Pick<StageCounters, 'paused_ms' | 'pauses'>;
 
 /** What a running stage shows: its source, the counters it counts into, its endpoints' health. */
 export interface StageView {

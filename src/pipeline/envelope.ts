@@ -12,6 +12,7 @@ import type { SourcePosition, TraceRecord } from '../../schemas/trace.js';
 import type { Verdict } from '../../schemas/verdict.js';
 import type { DerivedRows } from '../derive/rows.js';
 import type { JudgeInput } from '../jury/judge.js';
+import { isEndpointOutage } from '../llm/outage.js';
 import type { SourceItem } from './source.js';
 
 export interface Envelope {
@@ -51,7 +52,9 @@ export interface PipelineStep {
 
 /**
  * Runs the steps in order until one sets `dead`. A step that throws is a bug, not bad input;
- * the record must not be lost to it, so it leaves as a dead letter that says so.
+ * the record must not be lost to it, so it leaves as a dead letter that says so. The exception
+ * is an endpoint outage that outlasted the run's limit: the record was never judged, so it is
+ * thrown on and the stage stops without committing it.
  */
 export async function runSteps(steps: readonly PipelineStep[], start: Envelope): Promise<Envelope> {
   let env = start;
@@ -60,6 +63,7 @@ export async function runSteps(steps: readonly PipelineStep[], start: Envelope):
     try {
       env = await step.run(env);
     } catch (err) {
+      if (isEndpointOutage(err)) throw err;
       return fail(env, `internal error while judging: ${(err as Error).message}`, JSON.stringify(env.record));
     }
   }

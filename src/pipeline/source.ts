@@ -121,6 +121,11 @@ export interface StreamingSource {
   /** positions whose every record is in committed shards and not yet acknowledged */
   safeOffsets(): SafeOffset[];
   acknowledge(offsets: SafeOffset[]): Promise<void>;
+  /**
+   * The stage stopped pulling for a while (an endpoint is down) or goes on again: stop fetching
+   * meanwhile (Kafka: pause every assigned partition), staying a member of the group.
+   */
+  hold?(held: boolean): void;
 }
 
 /** Next position to read in a unit: everything before it is in committed shards. */

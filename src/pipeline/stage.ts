@@ -12,6 +12,10 @@
  * finish into the window and their ranges queue behind the commit that waits for the store.
  * A commit that fails for good stops the stage at once: no new records, none lost (what is not
  * committed is read again by the next run), and the error names the range.
+ *
+ * While a model endpoint is down (`gate`), intake pauses the same way and the records in flight
+ * wait for it. A record whose steps throw EndpointOutageError (down beyond the limit) halts the
+ * stage: neither it nor its range is committed; ranges whose records were all judged still are.
  */
 import PQueue from 'p-queue';
 import { logger, type Logger } from '../util/log.js';
@@ -22,6 +26,8 @@ import type { ShardCommitter } from './shard-commit.js';
 import type { RangeSink } from './sink.js';
 import type { CommittedRanges, RangeOutcome, Source, SourceItem, UnitControl } from './source.js';
 import { runSteps, type Envelope, type PipelineStep } from './envelope.js';
+import { PauseTracker, type IntakeGate } from './intake-gate.js';
+import { isEndpointOutage } from '../llm/outage.js';
 import { intake, type IntakeSettings } from './record-mapping.js';
 import { recordLog, type RecordLog } from './record-log.js';
 import { Window } from './window.js';
@@ -52,6 +58,8 @@ export interface StageOptions {
   log?: Logger;
   /** while this returns a promise (the output store is down), no new record is pulled */
   intakeHold?: IntakeHold;
+  /** holds intake while it says so (./intake-gate.ts `endpointGate`: a model endpoint is down) */
+  gate?: IntakeGate;
 }
 
 export interface IntakeHold {
@@ -93,10 +101,14 @@ export interface StageCounters {
   /** output-store outages waited out (intake held meanwhile), and their total length */
   storage_outages: number;
   storage_outage_ms: number;
+  /** times intake paused because an endpoint was down, their total time (the current one included), and whether it is paused now */
+  pauses: number;
+  paused_ms: number;
+  paused: boolean;
 }
 
 export function newCounters(): StageCounters {
-  return { read: 0, skipped_committed: 0, in_flight: 0, judged: 0, clean: 0, degraded: 0, no_verdict: 0, dead_letters: 0, ranges_committed: 0, records_committed: 0, ranges_not_written: 0, records_not_written: 0, dropped_revoked: 0, tokens_in: 0, tokens_out: 0, cost_usd: 0, storage_outages: 0, storage_outage_ms: 0 };
+  return { read: 0, skipped_committed: 0, in_flight: 0, judged: 0, clean: 0, degraded: 0, no_verdict: 0, dead_letters: 0, ranges_committed: 0, records_committed: 0, ranges_not_written: 0, records_not_written: 0, dropped_revoked: 0, tokens_in: 0, tokens_out: 0, cost_usd: 0, storage_outages: 0, storage_outage_ms: 0, pauses: 0, paused_ms: 0, paused: false };
 }
 
 /** Counts a record that finished its steps. */
@@ -143,6 +155,9 @@ class Stage {
   /** woken when the stage must stop pulling: a commit failed for good, or the signal fired */
   private readonly onStop = new Set<() => void>();
   private readonly records: RecordLog;
+  /** an endpoint stayed down too long: stop pulling, commit only ranges already all judged */
+  private halted: Error | null = null;
+  private pause: PauseTracker | null = null;
 
   constructor(private readonly opts: StageOptions) {
     this.counters = opts.counters ?? newCounters();
@@ -157,19 +172,25 @@ class Stage {
 
   async run(): Promise<StageCounters> {
     this.opts.source.streaming?.attach(this.control());
-    await this.pull();
-    this.planner.closeAll();
-    await this.judges.onIdle();
-    // Every range is closed and complete now; wait for the last commits.
-    await this.commitChain;
+    this.startPauses();
+    try {
+      await this.pull();
+      this.planner.closeAll();
+      await this.judges.onIdle();
+      // Every range is closed; the complete ones are committing: wait for the last commits.
+      await this.commitChain;
+    } finally {
+      this.pause?.stop();
+    }
     this.records.close();
     if (this.fatal) throw this.fatal;
+    if (this.halted) throw this.halted;
     this.progress();
     return this.counters;
   }
 
   private get stopped(): boolean {
-    return this.fatal !== null || this.opts.signal?.aborted === true;
+    return this.fatal !== null || this.halted !== null || this.opts.signal?.aborted === true;
   }
 
   private stop(): void {
@@ -213,8 +234,9 @@ class Stage {
     else await items.return?.();
   }
 
-  /** While the output store is down, nothing new is pulled. */
+  /** While the output store or a model endpoint is down, nothing new is pulled. */
   private async holdIntake(): Promise<void> {
+    while (this.pause?.held && !this.stopped) await this.unlessStopped(this.pause.whenOpen());
     const blocked = this.opts.intakeHold?.blocked();
     if (!blocked) return;
     this.progress();
@@ -252,7 +274,15 @@ class Stage {
     if (env.dead) return this.finish(writer, env);
     this.counters.in_flight += 1;
     void this.judges.add(async () => {
-      const out = await runSteps(this.opts.steps, env);
+      let out: Envelope;
+      try {
+        out = await runSteps(this.opts.steps, env);
+      } catch (err) {
+        this.counters.in_flight -= 1;
+        // Never finished: its range never completes, so neither it nor its range is committed.
+        if (isEndpointOutage(err)) return this.halt(err);
+        return this.failed(err);
+      }
       this.counters.in_flight -= 1;
       this.finish(writer, out);
     });
@@ -287,12 +317,45 @@ class Stage {
   private scheduleCommit(w: RangeWriter): void {
     this.commitChain = this.commitChain
       .then(() => (this.fatal ? undefined : this.commit(w)))
-      .catch((err) => {
-        this.fatal ??= err;
-        // Slots of an uncommitted range never come back: wake the intake so it sees the stop.
-        this.window.close();
-        this.stop();
-      });
+      .catch((err: unknown) => this.failed(err));
+  }
+
+  /** Something failed for good: stop pulling now. */
+  private failed(err: unknown): void {
+    this.fatal ??= err;
+    // Slots of an uncommitted range never come back: wake the intake so it sees the stop.
+    this.window.close();
+    this.stop();
+  }
+
+  /** A record met an endpoint down beyond the limit: it stays unjudged, and the stage stops. */
+  private halt(err: Error): void {
+    this.halted ??= err;
+    this.judges.clear(); // records not started yet would only meet the same outage
+    this.window.close(); // the halted records' slots never come back
+    this.pause?.wake();
+    this.stop();
+  }
+
+  private startPauses(): void {
+    const gate = this.opts.gate;
+    if (!gate) return;
+    const log = this.commitDeps.log;
+    this.pause = new PauseTracker(gate, this.counters, {
+      hold: (held) => {
+        this.opts.source.streaming?.hold?.(held);
+        // Already stopping when the outage began: nothing will wait for it to end.
+        if (held && this.opts.signal?.aborted) queueMicrotask(() => gate.stopWaiting?.());
+      },
+      log: (line, resumed) => (resumed ? log.info(line) : log.warn(line)),
+      progress: () => this.progress(),
+    });
+    // Stopping during an outage: the records waiting for it give up now (uncommitted) instead
+    // of at the maximum outage.
+    this.opts.signal?.addEventListener('abort', () => {
+      this.pause?.wake();
+      if (this.pause?.held) gate.stopWaiting?.();
+    }, { once: true });
   }
 
   private async commit(w: RangeWriter): Promise<void> {

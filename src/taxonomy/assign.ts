@@ -1,6 +1,7 @@
 import type { ParticipantConfig } from '../../schemas/config.js';
 import type { Impact } from '../../schemas/defect.js';
 import type { CallUsage } from '../../schemas/usage.js';
+import { isEndpointOutage } from '../llm/outage.js';
 import { ModelCallError, type ModelGateway } from '../llm/types.js';
 import type { PromptSet } from '../prompts/templates.js';
 import { assignMessages, type RetryHint } from './prompts.js';
@@ -102,6 +103,7 @@ export function createAssigner(opts: AssignerOptions): Assigner {
       });
       return { reply: r.value, error: '', usage: r.usage };
     } catch (err) {
+      if (isEndpointOutage(err)) throw err; // the record stays unjudged, not half-labelled
       if (err instanceof ModelCallError) return { reply: null, error: err.message, usage: err.usage };
       // Anything else (gateway closed, a bug) also leaves the defects unlabelled, never half-labelled.
       return { reply: null, error: err instanceof Error ? err.message : String(err), usage: null };

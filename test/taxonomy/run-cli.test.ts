@@ -21,11 +21,12 @@ function config(dir: string, edit: (c: Record<string, unknown>) => void): string
   return path;
 }
 
-async function run(dir: string, cfg: string, n: number) {
+async function run(dir: string, cfg: string, n: number, extra: string[] = []) {
   const input = writeJsonl(join(dir, 'in.jsonl'), syntheticRecords(n, { seed: 41 }));
   const out = join(dir, 'out');
-  const r = await runCli(['run', '--config', cfg, '--input', input, '--out', out, '--concurrency', '16', '--progress', 'none'], { progress: treeProbe(out) });
-  return { ...r, defects: r.code === 0 ? await readCommittedRows(new LocalObjectStore(out), 'defects') : [] };
+  const r = await runCli(['run', '--config', cfg, '--input', input, '--out', out, '--concurrency', '16', '--progress', 'none', ...extra], { progress: treeProbe(out) });
+  const store = new LocalObjectStore(out);
+  return { ...r, defects: r.code === 0 ? await readCommittedRows(store, 'defects') : [], verdicts: await readCommittedRows(store, 'verdicts').catch(() => []) };
 }
 
 describe('run with taxonomy assignment on', () => {
@@ -49,16 +50,20 @@ describe('run with taxonomy assignment on', () => {
     expect(new Set(r.defects.map((d) => d.category_id)).size).toBeGreaterThan(2);
   }, LONG_TEST_MS);
 
-  it('an assigner endpoint that is down leaves defects unassigned:call_failed and the run still completes', async () => {
+  // Until issue 14 a refused assigner endpoint left every defect `unassigned:call_failed` and the
+  // run exited 0: committed, never to be labelled. A refused connection is an outage now: the run
+  // waits for the endpoint, and past --max-outage stops with one line, committing none of it.
+  it('an assigner endpoint that is down stops the run after --max-outage (exit 3), committing nothing half-labelled', async () => {
     const dir = tempDir('tax-down');
     const cfg = config(dir, (c) => {
       (c.endpoints as Record<string, unknown>).down = { base_url: 'http://127.0.0.1:9/v1', max_retries: 0, timeout_ms: 2000 };
       c.taxonomy = { assigner: { id: 'taxonomist', endpoint: 'down', model: 'nobody' }, max_rounds: 2 };
     });
-    const r = await run(dir, cfg, 20);
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.defects.length).toBeGreaterThan(0);
-    expect(new Set(r.defects.map((d) => d.taxonomy_status))).toEqual(new Set(['unassigned:call_failed']));
+    const r = await run(dir, cfg, 20, ['--max-outage', '2s']);
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).toMatch(/reasoning-jury: endpoint "down" has been unreachable for \d+ s, longer than the allowed outage of 2 s/);
+    expect(r.stderr).toMatch(/intake paused: endpoint "down" is (down|probing)/);
+    expect(r.verdicts).toEqual([]); // every record needed the assigner: none is committed
   }, LONG_TEST_MS);
 
   it('config mistakes are exit code 2 with the path named', async () => {

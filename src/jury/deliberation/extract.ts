@@ -1,6 +1,7 @@
 import type { ParticipantConfig } from '../../../schemas/config.js';
 import type { Defect } from '../../../schemas/defect.js';
 import type { CallUsage } from '../../../schemas/usage.js';
+import { isEndpointOutage } from '../../llm/outage.js';
 import { ModelCallError, type ModelGateway } from '../../llm/types.js';
 import type { PromptSet } from '../../prompts/templates.js';
 import { normalizeDefects } from '../normalize.js';
@@ -65,6 +66,7 @@ export async function extractVerdict(args: {
     defects.sort((a, b) => (a.statement_refs[0] ?? 0) - (b.statement_refs[0] ?? 0));
     return { ok: true, defects, dissenting, confidence: res.value.confidence, droppedRefs, usage: [res.usage] };
   } catch (err) {
+    if (isEndpointOutage(err)) throw err;
     return { ok: false, error: (err as Error).message, usage: err instanceof ModelCallError ? [err.usage] : [] };
   }
 }

@@ -1,6 +1,7 @@
 import type { DeliberationConfig, ParticipantConfig } from '../../../schemas/config.js';
 import type { CallUsage } from '../../../schemas/usage.js';
 import type { TerminationReason, TranscriptTurn } from '../../../schemas/verdict.js';
+import { isEndpointOutage } from '../../llm/outage.js';
 import { ModelCallError, type ModelGateway } from '../../llm/types.js';
 import type { PromptSet } from '../../prompts/templates.js';
 import { detectEnding } from './detect.js';
@@ -46,6 +47,7 @@ async function attempt<T>(run: () => Promise<{ value: T; usage: CallUsage }>): P
     const r = await run();
     return { ok: true, value: r.value, usage: r.usage };
   } catch (err) {
+    if (isEndpointOutage(err)) throw err;
     return { ok: false, error: (err as Error).message, usage: err instanceof ModelCallError ? err.usage : null };
   }
 }
