@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { JudgementOutput } from '../../schemas/defect.js';
-import { toGrammarSchema } from '../../src/llm/local/grammar.js';
+import { CHARS_PER_TOKEN, DEFAULT_GRAMMAR_LIMITS, limitsForBudget, longestReply, toGrammarSchema } from '../../src/llm/local/grammar.js';
 
 const limits = { maxStringLength: 100, maxItems: 5 };
 const js = (schema: z.ZodType) => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
@@ -83,5 +83,41 @@ describe('JSON Schema -> grammar schema', () => {
 
     const withDefs = toGrammarSchema({ $defs: { Id: { type: 'integer' } }, type: 'object', properties: { id: { $ref: '#/$defs/Id' } }, required: ['id'] }, limits);
     expect(withDefs).toEqual({ type: 'object', properties: { id: { $ref: '#/$defs/Id' } }, $defs: { Id: { type: 'integer' } } });
+  });
+});
+
+describe('grammar caps sized from max_tokens', () => {
+  const reply = js(JudgementOutput);
+  const size = (l: { maxStringLength: number; maxItems: number }) => longestReply(toGrammarSchema(reply, l));
+
+  it('counts at least the compact JSON of the longest reply the caps allow', () => {
+    const l = { maxStringLength: 40, maxItems: 3 };
+    const s = 'x'.repeat(40);
+    const longest = { negatives: Array.from({ length: 3 }, () => ({ statement_refs: [s, s, s], what_went_wrong: s, impact: 'neutral', evidence: s })) };
+    expect(size(l)).toBeGreaterThanOrEqual(JSON.stringify(longest).length);
+  });
+
+  it('leaves the caps alone without a budget', () => {
+    expect(limitsForBudget(reply, undefined)).toEqual(DEFAULT_GRAMMAR_LIMITS);
+  });
+
+  it('picks the largest caps whose longest reply fits the budget, down to one short finding', () => {
+    for (const maxTokens of [64, 192, 512, 1024, 4096, 16_384]) {
+      const l = limitsForBudget(reply, maxTokens);
+      expect(size(l), `max_tokens ${maxTokens}`).toBeLessThanOrEqual(maxTokens * CHARS_PER_TOKEN);
+      expect(l.maxItems).toBeGreaterThanOrEqual(1);
+      // One more character per string would not fit: the strings are as long as the budget allows.
+      if (l.maxStringLength < DEFAULT_GRAMMAR_LIMITS.maxStringLength) expect(size({ ...l, maxStringLength: l.maxStringLength + 1 })).toBeGreaterThan(maxTokens * CHARS_PER_TOKEN);
+    }
+    // The smoke test's 192-token seats: one finding with strings long enough to read.
+    expect(limitsForBudget(reply, 192)).toEqual({ maxItems: 1, maxStringLength: 157 });
+    // A large budget keeps several findings of long strings.
+    const big = limitsForBudget(reply, 16_384);
+    expect(big.maxItems).toBeGreaterThanOrEqual(4);
+    expect(big.maxStringLength).toBeGreaterThanOrEqual(256);
+  });
+
+  it('never exceeds a lower ceiling', () => {
+    expect(limitsForBudget(reply, 100_000, { maxStringLength: 50, maxItems: 3 })).toEqual({ maxStringLength: 50, maxItems: 3 });
   });
 });

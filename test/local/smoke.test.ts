@@ -40,7 +40,8 @@ const RECORDS: TraceRecord[] = readFileSync('examples/traces/demo.jsonl', 'utf8'
   .filter((r) => r.id === 'ex-001' || r.id === 'ex-003');
 
 function jury(endpoint: Record<string, unknown>, extraSeat: Record<string, unknown> = {}): JuryConfigInput {
-  // max_tokens bounds each call on a 1-thread CPU; the grammar keeps what fits valid JSON.
+  // max_tokens bounds each call on a 1-thread CPU; the engine sizes the grammar's caps from it,
+  // so even a looping reply closes its JSON within the budget.
   const seat = (id: string) => ({ id, endpoint: 'small', model: MODEL, max_tokens: 192, ...extraSeat });
   return {
     // No per-call clock either: the stall guard in judgeTwo() ends a call that stops working.

@@ -10,7 +10,7 @@
 import { availableParallelism } from 'node:os';
 import type { ChatHistoryItem, Llama, LlamaChat, LlamaContext, LlamaContextSequence, LlamaGrammar, LlamaModel } from 'node-llama-cpp';
 import type { ChatMessage } from '../types.js';
-import { DEFAULT_GRAMMAR_LIMITS, toGrammarSchema, type GrammarLimits } from './grammar.js';
+import { DEFAULT_GRAMMAR_LIMITS, limitsForBudget, toGrammarSchema, type GrammarLimits } from './grammar.js';
 import { TurnQueue } from './queue.js';
 import { logger } from '../../util/log.js';
 
@@ -191,10 +191,14 @@ function createEngine(opts: EngineOptions, p: Parts, log: (line: string) => void
   };
 }
 
-/** Grammars are costly to build: keep the last few, keyed by the schema they enforce. */
-function grammarFor(core: Core, jsonSchema: Record<string, unknown>): Promise<LlamaGrammar> {
+/**
+ * Grammars are costly to build: keep the last few, keyed by the schema they enforce. Caps are
+ * sized from the turn's max_tokens, so the longest reply the grammar allows still closes
+ * within it (in-process and serve-local alike: both come through here).
+ */
+function grammarFor(core: Core, jsonSchema: Record<string, unknown>, maxTokens: number | undefined): Promise<LlamaGrammar> {
   const { grammars } = core;
-  const schema = toGrammarSchema(jsonSchema, core.limits);
+  const schema = toGrammarSchema(jsonSchema, limitsForBudget(jsonSchema, maxTokens, core.limits));
   const key = JSON.stringify(schema);
   let g = grammars.get(key);
   if (!g) {
@@ -218,10 +222,10 @@ function promptRoom(core: Core, history: ChatHistoryItem[], maxTokens: number | 
   return { promptTokens, room };
 }
 
-async function grammarOf(core: Core, jsonSchema: Record<string, unknown> | undefined): Promise<LlamaGrammar | undefined> {
+async function grammarOf(core: Core, jsonSchema: Record<string, unknown> | undefined, maxTokens: number | undefined): Promise<LlamaGrammar | undefined> {
   if (!jsonSchema) return undefined;
   try {
-    return await grammarFor(core, jsonSchema);
+    return await grammarFor(core, jsonSchema, maxTokens);
   } catch (err) {
     throw new LocalEngineError(`cannot build a grammar for the reply's JSON schema: ${(err as Error).message}`, 'invalid_schema', false);
   }
@@ -270,7 +274,7 @@ async function turn(core: Core, o: GenerateOptions, signal: AbortSignal, timedOu
   const t0 = performance.now();
   const history = toHistory(o.messages);
   const { promptTokens, room } = promptRoom(core, history, o.maxTokens);
-  const grammar = await grammarOf(core, o.jsonSchema);
+  const grammar = await grammarOf(core, o.jsonSchema, o.maxTokens);
   if (o.fresh) await p.sequence.clearHistory();
   const before = p.sequence.tokenMeter.getState();
   let firstToken: number | undefined;
