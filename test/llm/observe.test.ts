@@ -39,6 +39,8 @@ async function observed(target: Script | string, endpoint: Record<string, unknow
     prices: { 'judge-model': { input_per_mtok: 2, output_per_mtok: 10 } },
     cache: { enabled: cache, dir: join(dir, 'cache') },
     auditLogPath: null,
+    // A refused endpoint is an outage now (src/llm/health.ts): give up on it quickly here.
+    maxOutageMs: 300,
     observer: { onAttempt: (e) => seen.attempts.push(e), onCall: (e) => seen.calls.push(e) },
   });
   open.push({ gw, ...(server ? { server } : {}) });
@@ -81,7 +83,7 @@ describe('gateway observer', () => {
 
   it('names connection failures and timeouts', async () => {
     const refused = await observed(`http://127.0.0.1:${await closedPort()}/v1`, { max_retries: 1 });
-    await expect(judge(refused.gw)).rejects.toThrow();
+    await expect(judge(refused.gw)).rejects.toThrow(/unreachable/);
     expect(refused.seen.attempts.map((a) => [a.errorKind, a.retried])).toEqual([['connection', true], ['connection', false]]);
     const slow = await observed([{ hang: true }, ok(VALID)], { timeout_ms: 200 });
     await judge(slow.gw);

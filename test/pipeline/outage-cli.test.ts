@@ -8,6 +8,7 @@
  *   fully judged ranges committed, and the same command, once the server is back, judges the rest.
  */
 import { readdirSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import YAML from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -20,6 +21,18 @@ import { tempDir, writeJsonl } from '../helpers/run-setup.js';
 import { simProfile, startSimProcess, type SimProcess } from '../helpers/sim-process.js';
 
 const sims: SimProcess[] = [];
+
+/** A port nothing listens on now (the run's metrics server takes it). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
 afterEach(async () => {
   for (const s of sims.splice(0)) await s.kill();
 });
@@ -63,15 +76,25 @@ async function setup(n: number) {
 const committed = (out: string, n: number) => waitForProgress(() => ({ done: manifests(out) >= n, progress: treeProbe(out)() }), { what: `${n} committed ranges` });
 
 describe('run: endpoint outage (separately run simulator)', () => {
-  it('simulator down 15 s mid-run: intake pauses, every record judged once, none errored or degraded', async () => {
+  it('simulator down 15 s mid-run: intake pauses, /readyz says so, every record judged once, none errored or degraded', async () => {
     const { sim, records, out, args, verdicts } = await setup(300);
-    const run = runCli(args, { progress: treeProbe(out) });
+    const port = await freePort();
+    const readyz = () => fetch(`http://127.0.0.1:${port}/readyz`).then((res) => res.status, () => 0);
+    const run = runCli([...args, '--metrics-port', String(port), '--metrics-host', '127.0.0.1'], { progress: treeProbe(out) });
     await committed(out, 2);
+    expect(await readyz()).toBe(200);
     const before = manifests(out);
     await sim.kill();
+    // Not ready while the only endpoint is down (the breaker trips on the refused connections).
+    let status = 0;
+    await waitForProgress(async () => ({ done: (status = await readyz()) === 503, progress: status }), { what: '/readyz to turn 503' });
     await new Promise((r) => setTimeout(r, 15_000));
     await sim.start();
+    let back = 0;
+    await waitForProgress(async () => ({ done: (back = await readyz()) === 200 || manifests(out) >= 15, progress: manifests(out) }), { what: '/readyz to turn 200 again' });
     const r = await run;
+    expect(status).toBe(503);
+    expect(back).toBe(200); // ready again once the probe found the endpoint back, before the run ended
     expect(r.code, r.stderr).toBe(0);
     expect(before).toBeLessThan(15); // killed mid-run: 300 records are 15 ranges
     const v = await verdicts();
