@@ -211,7 +211,9 @@ export function toProviderError(err: unknown, redactor: Redactor, scope?: Reques
     const status = err.status;
     // A field the server will not take fails the same way every time: no retry, and say which setting sends it.
     const reply = { status, message: err.message, ...(scope?.errorBody !== undefined ? { body: scope.errorBody } : {}), param: typeof err.param === 'string' ? err.param : null };
-    const rejected = scope ? asRejection(reply, scope.endpoint, scope.extraBody, short(scope.errorBody ?? err.message), redactor.text) : undefined;
+    // The client's message when it kept one (`error.message`), else the body as sent.
+    const said = err.error !== undefined || scope?.errorBody === undefined ? err.message.replace(/^\d{3} /, '') : scope.errorBody;
+    const rejected = scope ? asRejection(reply, scope.endpoint, scope.extraBody, short(said), redactor.text) : undefined;
     if (rejected) return rejected;
     return new ProviderError(redactor.text(short(`HTTP ${err.message}`)), isRetryableStatus(status), status, isRetryableStatus(status) ? parseRetryAfter(err.headers) : undefined);
   }
