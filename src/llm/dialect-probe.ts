@@ -13,7 +13,7 @@
 import { z } from 'zod';
 import { parseStructured } from './json.js';
 import { AUTO_ORDER, dialectFields, type Dialect, type ResponseFormatSetting } from './dialect.js';
-import { isRejectedField } from './rejection.js';
+import { isFormatField, isRejectedField, RejectedFieldError } from './rejection.js';
 import { abortReason } from './retry.js';
 import { ProviderError } from './types.js';
 import type { Logger } from '../util/log.js';
@@ -71,7 +71,7 @@ async function probeDialects(opts: DialectResolverOptions, model: string, closin
     try {
       text = await opts.send(dialectFields(d, PROBE_SCHEMA), model, closing);
     } catch (err) {
-      if (!isDialectVerdict(err)) throw err;
+      if (!isDialectVerdict(err)) throw probeFailure(err, opts.endpoint);
       lost.push(`${d}: rejected, ${brief(err)}`);
       continue;
     }
@@ -89,10 +89,18 @@ function chosen(opts: DialectResolverOptions, d: Dialect, lost: string[]): Diale
   return d;
 }
 
-/** The server looked at the request and refused its shape: that dialect is out. */
+/** The server looked at the request and refused its format field (or an unnamed part of it): that dialect is out. */
 function isDialectVerdict(err: unknown): boolean {
-  if (isRejectedField(err)) return true;
+  if (isRejectedField(err)) return isFormatField(err.field);
   return err instanceof ProviderError && !err.reach && (err.status === 400 || err.status === 422);
+}
+
+/** A probe refused for another field (say `max_tokens`): the probe itself is the cause, so say so. */
+function probeFailure(err: unknown, endpoint: string): unknown {
+  if (!isRejectedField(err)) return err;
+  const setting = `endpoints.${endpoint}.response_format`;
+  const message = `HTTP ${err.status}: the server rejected request field "${err.field}" of the response_format auto probe (not retried); set ${setting} to the server's dialect instead of auto. Server said: ${err.said}`;
+  return new RejectedFieldError(message, err.status!, err.field, setting, err.said);
 }
 
 function brief(err: unknown): string {

@@ -65,21 +65,7 @@ export function createOpenAIProvider(name: string, endpoint: EndpointConfig, opt
   // The key is redacted from every message we produce, whatever its variable is called.
   const redactor = createRedactor(env, [apiKey === 'not-needed' ? undefined : apiKey]);
   const agent = new Agent({ connections: endpoint.max_concurrency, keepAliveTimeout: 30_000 });
-  const client = new OpenAI({
-    apiKey,
-    baseURL: endpoint.base_url,
-    // Nothing from the ambient OPENAI_* environment may ride along to a third-party endpoint.
-    adminAPIKey: null,
-    organization: null,
-    project: null,
-    webhookSecret: null,
-    // Library logs bypass our redactor; the audit log records every attempt instead.
-    logLevel: 'off',
-    maxRetries: 0,
-    timeout: endpoint.timeout_ms,
-    defaultHeaders: endpoint.headers,
-    fetch: keepErrorBodies(pooledFetch(agent)),
-  });
+  const client = clientFor(endpoint, apiKey, agent);
 
   /** One chat completion with `body`; every failure is a redacted ProviderError. */
   async function send(body: Record<string, unknown>, extraBody: Record<string, unknown> | undefined, signal: AbortSignal): Promise<ChatResponse> {
@@ -100,11 +86,12 @@ export function createOpenAIProvider(name: string, endpoint: EndpointConfig, opt
     }
   }
 
+  // The probe sends no sampling knobs: some models refuse any temperature but their own.
   const dialects = createDialectResolver({
     endpoint: name,
     setting: endpoint.response_format,
     log: opts.log ?? logger('llm'),
-    send: async (fields, model, signal) => (await send({ model, messages: [{ role: 'user', content: PROBE_PROMPT }], temperature: 0, max_tokens: PROBE_MAX_TOKENS, ...fields }, undefined, signal)).content,
+    send: async (fields, model, signal) => (await send({ model, messages: [{ role: 'user', content: PROBE_PROMPT }], max_tokens: PROBE_MAX_TOKENS, ...fields }, undefined, signal)).content,
   });
 
   return {
@@ -146,6 +133,24 @@ export function createOpenAIProvider(name: string, endpoint: EndpointConfig, opt
       await agent.close();
     },
   };
+}
+
+function clientFor(endpoint: EndpointConfig, apiKey: string, agent: Agent): OpenAI {
+  return new OpenAI({
+    apiKey,
+    baseURL: endpoint.base_url,
+    // Nothing from the ambient OPENAI_* environment may ride along to a third-party endpoint.
+    adminAPIKey: null,
+    organization: null,
+    project: null,
+    webhookSecret: null,
+    // Library logs bypass our redactor; the audit log records every attempt instead.
+    logLevel: 'off',
+    maxRetries: 0,
+    timeout: endpoint.timeout_ms,
+    defaultHeaders: endpoint.headers,
+    fetch: keepErrorBodies(pooledFetch(agent)),
+  });
 }
 
 function callerAbort(signal: AbortSignal, redactor: Redactor): ProviderError {

@@ -29,6 +29,8 @@ export class RejectedFieldError extends ProviderError {
     readonly field: string,
     /** the config setting that sends it, e.g. `endpoints.local.response_format` */
     readonly setting: string,
+    /** what the server said, shortened and redacted */
+    readonly said: string = '',
   ) {
     super(message, false, status);
     this.name = 'RejectedFieldError';
@@ -90,8 +92,14 @@ export function asRejection(reply: ErrorReply, endpoint: string, extraBody: Reco
   if (field === null) return undefined;
   const setting = settingFor(endpoint, field, extraBody);
   const hint = setting.startsWith('endpoints.') ? ' (`auto` picks a dialect this server accepts)' : '';
-  const message = `HTTP ${reply.status}: the server rejected request field "${field}" (not retried); change ${setting}${hint}. Server said: ${serverSays}`;
-  return new RejectedFieldError(redact(message), reply.status, field, setting);
+  const said = redact(serverSays);
+  const message = `HTTP ${reply.status}: the server rejected request field "${field}" (not retried); change ${setting}${hint}. Server said: ${said}`;
+  return new RejectedFieldError(redact(message), reply.status, field, setting, said);
+}
+
+/** Whether the endpoint's `response_format` setting is what sends `field`. */
+export function isFormatField(field: string): boolean {
+  return FORMAT_FIELDS.has(field.split(/[.[]/)[0]!);
 }
 
 export function isRejectedField(err: unknown): err is RejectedFieldError {

@@ -84,6 +84,18 @@ describe('response_format auto', () => {
     expect(chosenLines()[0]).toContain('chose json_schema');
   });
 
+  it('a probe refused for a field that is not the format is no dialect verdict: the call fails once, naming the probe and the setting', async () => {
+    const refuse: Reply = { status: 400, body: { error: { message: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", type: 'invalid_request_error', param: 'max_tokens', code: 'unsupported_parameter' } } };
+    const g = await gateway(() => refuse, { response_format: 'auto', max_retries: 3 });
+    const err = (await structured(g, seat('a', 'm'), 0).catch((e: unknown) => e)) as Error;
+    expect(err.message).toContain('failed after 1 attempt(s)');
+    expect(err.message).toContain('request field "max_tokens" of the response_format auto probe (not retried); set endpoints.ep.response_format');
+    expect(server!.requests).toHaveLength(1);
+    // The probe sends no sampling knobs of its own beyond its small budget.
+    expect(server!.requests[0]!.body).not.toHaveProperty('temperature');
+    expect(chosenLines()).toEqual([]);
+  });
+
   it('free-text calls neither probe nor carry a format', async () => {
     const g = await gateway(() => ok('plain prose'), { response_format: 'auto' });
     const s = seat('a', 'm');
