@@ -52,7 +52,7 @@ export interface OpenAIProviderOptions {
 }
 
 /** Who sent the request whose error reply is being read (see errorBodies below). */
-interface RequestScope {
+export interface RequestScope {
   endpoint: string;
   extraBody: Record<string, unknown> | undefined;
   errorBody?: string;
