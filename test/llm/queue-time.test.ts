@@ -1,8 +1,8 @@
 /**
  * Time spent waiting in our own limiter is ours, not the endpoint's (issue 18, point 5): the
  * limit layer tells a call when it waits and when it is dispatched, the audit line's latency_ms
- * starts at dispatch with the wait beside it as queue_ms, and the call's usage latency (ledger,
- * verdict) leaves the wait out.
+ * starts at dispatch with the wait beside it as queue_ms (metrics: the same split), and the
+ * call's usage latency (ledger, verdict) leaves the wait out.
  */
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,6 +12,7 @@ import { EndpointConfig, ParticipantConfig } from '../../schemas/config.js';
 import type { AuditEntry } from '../../src/llm/audit.js';
 import { createGateway, type Gateway } from '../../src/llm/gateway.js';
 import { limitLayer } from '../../src/llm/layers/limit.js';
+import type { AttemptEvent } from '../../src/llm/observer.js';
 import { newMeter } from '../../src/llm/layers/usage.js';
 import { createLimiter } from '../../src/llm/limits.js';
 import type { AttemptInfo, CallInfo, Completion } from '../../src/llm/model.js';
@@ -97,7 +98,8 @@ describe('gateway: latency without our queue', () => {
     const dir = await mkdtemp(join(tmpdir(), 'rj-queue-'));
     const auditLogPath = join(dir, 'audit.jsonl');
     const endpoint = EndpointConfig.parse({ base_url: 'http://127.0.0.1:9/v1', max_concurrency: 1 });
-    gw = createGateway({ endpoints: { ep: endpoint }, prices: {}, cache: { enabled: false, dir }, auditLogPath, providerFor: () => provider, now: () => t });
+    const attempts: AttemptEvent[] = [];
+    gw = createGateway({ endpoints: { ep: endpoint }, prices: {}, cache: { enabled: false, dir }, auditLogPath, providerFor: () => provider, now: () => t, observer: { onAttempt: (e) => attempts.push(e) } });
     const waits: boolean[] = [];
     const call = (participant: string) => gw!.text({ ctx: { record_id: 'r', phase: 'phase1', participant, caller: 't' }, seat, messages: [{ role: 'user', content: participant }], onQueue: (w) => waits.push(w) });
     const first = call('a');
@@ -113,6 +115,7 @@ describe('gateway: latency without our queue', () => {
     expect(a.usage.latency_ms).toBe(1000);
     expect(b.usage.latency_ms).toBe(300);
     expect(waits).toEqual([true, false, true, false]);
+    expect(attempts.map((e) => [e.seconds, e.queueSeconds])).toEqual([[1, 0], [0.3, 1]]); // metrics: the same split
     await gw.close();
     gw = undefined;
     const lines = (await readFile(auditLogPath, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as AuditEntry);
