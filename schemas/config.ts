@@ -33,9 +33,9 @@ export const EndpointConfig = z
       .optional()
       .describe('Name of the environment variable that holds the API key; the key itself never enters the config. Absent (or the variable unset): a placeholder key is sent, which suits an unsecured server.'),
     profile: z.string().optional().describe('kind `simulator`: simulator profile file (YAML, e.g. `examples/sim-profile.yaml`); the built-in profile when absent.'),
-    max_concurrency: z.int().positive().default(8).describe('Most calls in flight to this endpoint at once; also the size of its HTTP connection pool.'),
+    max_concurrency: z.int().positive().default(8).describe('Most calls in flight to this endpoint at once; also the size of its HTTP connection pool, and what Phase 1 admission paces records by. Set 1 for a server that decodes one request at a time (llama.cpp server, llama-cpp-python), so requests wait in our queue, which `timeout_ms` and the Phase 1 ceiling do not count, rather than on the server.'),
     requests_per_second: z.number().positive().optional().describe('Most request starts per second; every HTTP attempt counts, retries included. Absent: no rate limit.'),
-    timeout_ms: z.int().positive().default(120_000).describe('Longest one attempt may take, reply body included (kind `local`: the model\'s run, not the wait in its queue); a timed-out attempt is retried.'),
+    timeout_ms: z.int().positive().default(120_000).describe('Longest one attempt may take, from leaving our queue to the end of the reply body (kind `local`: the model\'s run, not the wait in its queue); a timed-out attempt is retried.'),
     max_retries: z.int().nonnegative().default(4).describe('Retries after the first attempt for retryable failures (HTTP 408, 409, 429 and 5xx, timeouts, connection errors); 0 = a single attempt. A reply saying a request field is invalid is never retried, whatever its status.'),
     backoff_base_ms: z.int().nonnegative().default(500).describe('Base of the exponential backoff: retry n waits a random share (full jitter) of min(`backoff_max_ms`, base × 2^(n−1)), and never less than a Retry-After the server sent.'),
     backoff_max_ms: z.int().nonnegative().default(30_000).describe('Cap on one backoff delay (a server\'s Retry-After may ask for more, up to 120 s).'),
@@ -187,7 +187,7 @@ export const JuryConfig = z
     moderator: ParticipantConfig.optional().describe('Seat that runs the discussion of mode `deliberation` (required there); it never sees the trace.'),
     mode: JuryMode.default('consolidation').describe('Phase 2: `single` (the first juror alone), `union` (every finding of any juror), `majority` (findings of strictly more than half of the jurors that succeeded), `consolidation` (the consolidator merges the findings), `deliberation` (a moderated discussion, docs/deliberation.md).'),
     min_jurors: z.int().positive().optional().describe('Phase 1 must have at least this many successful jurors, else the record gets no verdict (`error`). Absent: half of the seated jurors, rounded up.'),
-    phase1_timeout_ms: z.int().positive().default(600_000).describe('Wall-clock ceiling on the whole Phase 1 fan-out of one record (App. F); time an endpoint spends down does not count.'),
+    phase1_timeout_ms: z.int().positive().default(600_000).describe('Wall-clock ceiling on each Phase 1 juror of a record (App. F); time its call waits in our own queue (`max_concurrency`, `requests_per_second`) and time an endpoint spends down do not count.'),
     max_outage_ms: z
       .int()
       .positive()

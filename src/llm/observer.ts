@@ -16,6 +16,8 @@ export interface AttemptEvent {
   model: string;
   /** from leaving the endpoint's queue to the reply or the failure */
   seconds: number;
+  /** how long the attempt waited in the endpoint's queue (our limiter) before that */
+  queueSeconds?: number;
   outcome: 'ok' | 'error';
   /** set when outcome is 'error' */
   errorKind?: AttemptErrorKind;
