@@ -60,7 +60,7 @@ function summaryText(c: StageCounters, out: string, seconds: number): string {
     ['seconds', seconds.toFixed(1)],
   ];
   const w = Math.max(...rows.map((r) => String(r[0]).length));
-  return [...rows.map(([k, v]) => `${String(k).padEnd(w)}  ${v}`), `shards: ${out}/{verdicts,defects,steps,decisions,dead_letters}/  commits: ${out}/_commits/`].join('\n');
+  return [...rows.map(([k, v]) => `${String(k).padEnd(w)}  ${v}`), `shards: ${out}/{verdicts,defects,steps,decisions,verdict_details,dead_letters}/  commits: ${out}/_commits/`].join('\n');
 }
 
 export function registerRun(program: Command): void {
