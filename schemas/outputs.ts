@@ -183,7 +183,7 @@ export const VerdictDetailRow = z
     turns: int32().nonnegative().describe('Juror turns spoken in the deliberation (entries of `transcript`).'),
     last_speaker: z.string().nullable().describe('Seat id of the last juror to speak; null when nobody deliberated.'),
     dropped_refs: int32().nonnegative().describe('Out-of-range step references dropped from the final defects.'),
-    phase1: z.array(Phase1Row).describe('Every seated juror\'s independent Phase 1 judgement, in seat order.'),
+    phase1: z.array(Phase1Row).describe('The independent Phase 1 judgement of every juror called (mode single calls only the first), in seat order.'),
     dissenting_views: z.array(z.string()).describe('Findings raised by some juror that did not make the verdict, one sentence each.'),
     transcript: z.array(TurnRow).describe('The deliberation in speaking order (empty outside deliberation or when it was skipped).'),
     calls: z.array(CallRow).describe('Every model call the jury made for the record (not taxonomy assignment).'),
