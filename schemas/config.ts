@@ -179,6 +179,10 @@ export const DeliberationConfig = z
   .describe('Deliberation mode (paper §2.2.2, App. C.2, C.3, F; docs/deliberation.md). Used only with `mode: deliberation`; absent: the defaults below.');
 export type DeliberationConfig = z.infer<typeof DeliberationConfig>;
 
+export const VERDICT_DETAILS = ['auto', 'on', 'off'] as const;
+export const VerdictDetails = z.enum(VERDICT_DETAILS);
+export type VerdictDetails = z.infer<typeof VerdictDetails>;
+
 export const JuryConfig = z
   .object({
     endpoints: z.record(z.string(), EndpointConfig).describe('Model servers by name; each seat names one in its `endpoint`.'),
@@ -210,6 +214,8 @@ export const JuryConfig = z
       .strict()
       .default({ path: null })
       .describe('Audit log of model calls (operational, not in config_hash).'),
+    // Optional rather than defaulted so configs without it keep their config_hash.
+    verdict_details: VerdictDetails.optional().describe('Write the `verdict_details` table (Phase 1 judgements, transcript, dissent, termination; docs/tables.md): `auto` (absent) in deliberation mode only, `on` in every mode, `off` never. `--verdict-details` overrides it (operational, not in config_hash).'),
     filter: FilterPolicy.default({ rules: DEFAULT_FILTER_RULES as FilterRule[], default: 'keep' }),
     prompts_dir: z.string().optional().describe('Folder of prompt templates overriding the shipped ones (same file names, see `prompts/`); a template missing there comes from the shipped set.'),
     input: z

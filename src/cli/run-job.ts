@@ -4,7 +4,7 @@
  * judging steps (src/pipeline/steps/index.ts).
  */
 import { join } from 'node:path';
-import type { JuryConfig } from '../../schemas/config.js';
+import type { JuryConfig, VerdictDetails } from '../../schemas/config.js';
 import type { RangeSettings, ShardFormat } from '../../schemas/outputs.js';
 import { isKafkaUrl, isS3Url, openInput, openOutput, type OpenedInput, type OutputTarget } from '../compose/io.js';
 import { checkOneManifestSettings, RangeSettingsMismatch, readOutputState, type OutputState } from '../compose/resume.js';
@@ -40,6 +40,8 @@ export interface RunJobOptions extends JuryOptions {
   maxStorageOutageMs?: number;
   /** --max-outage: overrides the config's max_outage_ms */
   maxOutageMs?: number;
+  /** --verdict-details: overrides the config's verdict_details */
+  verdictDetails?: VerdictDetails;
   /** the judging thread logs as the command line asked */
   log: LogSettings;
 }
@@ -96,7 +98,11 @@ async function outputState(output: OutputTarget, input: string, settings: RangeS
 /** The main job: records in, shards out, resuming from what is already committed. */
 export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<StageCounters> {
   const loaded = loadJuryConfig(opts);
-  const config = opts.maxOutageMs !== undefined ? { ...loaded, max_outage_ms: opts.maxOutageMs } : loaded;
+  const config = {
+    ...loaded,
+    ...(opts.maxOutageMs !== undefined ? { max_outage_ms: opts.maxOutageMs } : {}),
+    ...(opts.verdictDetails !== undefined ? { verdict_details: opts.verdictDetails } : {}),
+  };
   const inputUrl = opts.input ?? join(packageRoot(), 'examples', 'traces');
   // Endpoint keys can sit in variables of any name: they are secrets for the log as well.
   addLogSecrets(Object.values(config.endpoints).map((e) => (e.api_key_env ? process.env[e.api_key_env] : undefined)));
