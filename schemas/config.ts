@@ -179,6 +179,14 @@ export const DeliberationConfig = z
   .describe('Deliberation mode (paper §2.2.2, App. C.2, C.3, F; docs/deliberation.md). Used only with `mode: deliberation`; absent: the defaults below.');
 export type DeliberationConfig = z.infer<typeof DeliberationConfig>;
 
+/** What a run does with a record_id it has seen before in the same run (docs/outputs.md, "Duplicate record ids"). */
+export const DuplicateIdPolicy = z.enum(['dead_letter', 'keep_first', 'keep_all']);
+export type DuplicateIdPolicy = z.infer<typeof DuplicateIdPolicy>;
+
+/** What a run does when an input's committed records changed since (docs/outputs.md, "Changed input"). */
+export const ChangedInputPolicy = z.enum(['error', 'rejudge']);
+export type ChangedInputPolicy = z.infer<typeof ChangedInputPolicy>;
+
 export const JuryConfig = z
   .object({
     endpoints: z.record(z.string(), EndpointConfig).describe('Model servers by name; each seat names one in its `endpoint`.'),
@@ -213,7 +221,16 @@ export const JuryConfig = z
     filter: FilterPolicy.default({ rules: DEFAULT_FILTER_RULES as FilterRule[], default: 'keep' }),
     prompts_dir: z.string().optional().describe('Folder of prompt templates overriding the shipped ones (same file names, see `prompts/`); a template missing there comes from the shipped set.'),
     input: z
-      .object({ mapping: FieldMapping.default(FieldMapping.parse({})) })
+      .object({
+        mapping: FieldMapping.default(FieldMapping.parse({})),
+        // Optional rather than defaulted so configs without them keep their config_hash.
+        duplicate_ids: DuplicateIdPolicy.optional().describe(
+          'A record_id seen again within one run: `dead_letter` (default) makes each later copy a dead letter "duplicate record_id ... (first seen at <unit>:<offset>)", unjudged; `keep_first` drops later copies unjudged and lists them in their range\'s manifest (`duplicates`); `keep_all` judges every copy. `--duplicate-ids` overrides it.',
+        ),
+        on_changed_input: ChangedInputPolicy.optional().describe(
+          'A file or object whose records no longer match what a committed range recorded of them (edited in place): `error` (default) stops the run with one line naming the file and the records; `rejudge` removes that range and the file\'s later ranges from the output and judges them again. `--on-changed-input` overrides it.',
+        ),
+      })
       .strict()
       .default({ mapping: FieldMapping.parse({}) })
       .describe('How input rows become trace records.'),

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import type { ChangedInputPolicy, DuplicateIdPolicy } from '../../schemas/config.js';
 import type { ShardFormat } from '../../schemas/outputs.js';
 import type { StageCounters } from '../pipeline/stage.js';
 import { logger, logSettings, type LogSettings } from '../util/log.js';
@@ -31,6 +32,17 @@ interface RunOptions extends JuryOptions {
   metricsLinger: string;
   maxStorageOutage: string;
   maxOutage?: string;
+  onChangedInput?: string;
+  duplicateIds?: string;
+}
+
+// Literal lists (not the zod enums): this thread must not load the schemas just to parse flags.
+const CHANGED_INPUT = ['error', 'rejudge'] as const satisfies readonly ChangedInputPolicy[];
+const DUPLICATE_IDS = ['dead_letter', 'keep_first', 'keep_all'] as const satisfies readonly DuplicateIdPolicy[];
+
+function oneOf<T extends string>(v: string, options: readonly T[], flag: string): T {
+  if (!(options as readonly string[]).includes(v)) throw new UsageError(`${flag} must be ${options.join(' | ')} (got "${v}")`);
+  return v as T;
 }
 
 const positiveInt = (v: string, flag: string): number => {
@@ -48,6 +60,8 @@ function summaryText(c: StageCounters, out: string, seconds: number): string {
     ['    degraded verdicts', c.degraded],
     ['    no verdict (too few jurors)', c.no_verdict],
     ['  dead letters', c.dead_letters],
+    ...(c.duplicates_dropped > 0 ? [['  later copies of a record_id dropped (keep_first; listed in manifests)', c.duplicates_dropped]] : []),
+    ...(c.ranges_retracted > 0 ? [['ranges retracted (their input changed; judged again)', c.ranges_retracted]] : []),
     ...(c.dropped_revoked > 0 ? [['  dropped when a partition moved (re-read there)', c.dropped_revoked]] : []),
     ...(c.pauses > 0 ? [['paused (an endpoint was down)', `${c.pauses} time(s), ${(c.paused_ms / 1000).toFixed(1)} s in all`]] : []),
     ['ranges committed', c.ranges_committed],
@@ -72,6 +86,8 @@ export function registerRun(program: Command): void {
     .option('--concurrency <n>', 'records judged at once', '16')
     .option('--range-records <n>', 'records per committed range (per shard file)', '1000')
     .option('--range-mb <n>', 'input megabytes per committed range', '64')
+    .option('--on-changed-input <mode>', 'a committed input file whose records changed since: error (stop with one line) | rejudge (retract its changed ranges and judge them again); default input.on_changed_input, else error')
+    .option('--duplicate-ids <policy>', 'a record_id seen again in this run: dead_letter | keep_first | keep_all; default input.duplicate_ids, else dead_letter')
     .option('--no-resume', 'refuse to start if the output already has committed ranges (default: skip them)')
     .option('--progress <mode>', 'auto | bar | log | none (with --log-format json: auto and log are JSON events, bar is refused)', 'auto')
     .option('--max-heap-mb <mb>', 'heap limit of the judging thread; keeps memory flat on long runs (0 = V8 default)', '1024')
@@ -183,6 +199,8 @@ function parseRunOptions(opts: RunOptions): { job: RunJobOptions; maxHeapMb: num
     maxRecords: positiveInt(opts.rangeRecords, '--range-records'),
     maxChars: positiveInt(opts.rangeMb, '--range-mb') * 1024 * 1024,
     resume: opts.resume,
+    ...(opts.onChangedInput !== undefined ? { onChangedInput: oneOf(opts.onChangedInput, CHANGED_INPUT, '--on-changed-input') } : {}),
+    ...(opts.duplicateIds !== undefined ? { duplicateIds: oneOf(opts.duplicateIds, DUPLICATE_IDS, '--duplicate-ids') } : {}),
     log,
     ...(opts.maxOutage !== undefined ? { maxOutageMs: parseDurationFlag(opts.maxOutage, '--max-outage') } : {}),
   };
