@@ -179,11 +179,11 @@ export const DeliberationConfig = z
   .describe('Deliberation mode (paper §2.2.2, App. C.2, C.3, F; docs/deliberation.md). Used only with `mode: deliberation`; absent: the defaults below.');
 export type DeliberationConfig = z.infer<typeof DeliberationConfig>;
 
-/** What a run does with a record_id it has seen before in the same run (docs/outputs.md, "Duplicate record ids"). */
+/** What a run does with a record_id it has seen before in the same run (docs/reading-shards.md, "Duplicate record ids"). */
 export const DuplicateIdPolicy = z.enum(['dead_letter', 'keep_first', 'keep_all']);
 export type DuplicateIdPolicy = z.infer<typeof DuplicateIdPolicy>;
 
-/** What a run does when an input's committed records changed since (docs/outputs.md, "Changed input"). */
+/** What a run does when an input's committed records changed since (docs/reading-shards.md, "Changed input"). */
 export const ChangedInputPolicy = z.enum(['error', 'rejudge']);
 export type ChangedInputPolicy = z.infer<typeof ChangedInputPolicy>;
 

@@ -1,6 +1,6 @@
 /**
  * Input identity: a committed range is tied to the content it was judged from, not only to
- * its file's path (docs/outputs.md, "Changed input").
+ * its file's path (docs/reading-shards.md, "Changed input").
  *
  * Every range's manifest records `content_sha256`, a hash over each record's offset and digest
  * (the line's bytes for JSONL, hashed by the connector as it reads; the row's JSON otherwise),
