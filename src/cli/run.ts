@@ -111,6 +111,14 @@ command after a crash skips committed ranges and rebuilds the rest under the sam
 Every manifest records --range-records, --range-mb and --format; resuming with other values is
 refused with one line, since the ranges would be planned under other names.
 
+Each manifest also records a hash of the records its range was judged from. If a committed input
+file was edited since, the run stops with one line naming the file and the records
+(--on-changed-input error, the default), or retracts that range and the file's later ranges and
+judges them again (rejudge). A record_id seen again in the run becomes a dead letter naming the
+first copy's position (--duplicate-ids dead_letter, the default), is dropped and listed in its
+manifest (keep_first), or is judged again (keep_all). Read the output by its manifests:
+\`reasoning-jury shards list OUT\` (docs/reading-shards.md).
+
 When the output store is down or full (S3 refusing connections, timing out, answering 5xx or
 SlowDown; a local disk full or failing with EIO), the commit waits and retries with backoff for
 up to --max-storage-outage, with one line when the wait starts and one when the store is back.
