@@ -8,7 +8,7 @@ import { LocalObjectStore } from '../../src/pipeline/object-store.js';
 import { listCommitted } from '../../src/pipeline/shard-commit.js';
 import { readCommittedRows } from '../../src/pipeline/shard-read.js';
 import { runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/run-setup.js';
+import { fastSimConfig, tempDir } from '../helpers/run-setup.js';
 
 const DEMO = join(process.cwd(), 'examples', 'traces', 'demo.jsonl');
 
@@ -81,6 +81,20 @@ describe('duplicate record ids within a run', () => {
     expect(verdicts).toHaveLength(11);
     expect(verdicts.filter((v) => v.record_id === 'ex-002')).toHaveLength(3);
     expect(dead).toHaveLength(0);
+  }, 300_000);
+
+  it('the config key input.duplicate_ids sets the policy, and the flag overrides it', async () => {
+    const dir = tempDir('dups-config');
+    const input = inputWithDuplicates(dir);
+    const config = fastSimConfig(dir, { input: { duplicate_ids: 'keep_all' } });
+    const runWith = async (out: string, ...flag: string[]) => {
+      const r = await runCli(['run', '-c', config, '-i', input, '-o', join(dir, out), '--progress', 'none', ...flag]);
+      expect(r.code, r.stderr).toBe(0);
+      const store = new LocalObjectStore(join(dir, out));
+      return { verdicts: (await readCommittedRows(store, 'verdicts')).length, dead: (await readCommittedRows(store, 'dead_letters')).length };
+    };
+    expect(await runWith('a')).toEqual({ verdicts: 11, dead: 0 });
+    expect(await runWith('b', '--duplicate-ids', 'dead_letter')).toEqual({ verdicts: 8, dead: 3 });
   }, 300_000);
 
   it('an unknown policy is one clear line', async () => {

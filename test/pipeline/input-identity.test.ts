@@ -9,7 +9,7 @@ import { LocalObjectStore } from '../../src/pipeline/object-store.js';
 import { listCommitted } from '../../src/pipeline/shard-commit.js';
 import { readCommittedRows } from '../../src/pipeline/shard-read.js';
 import { runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/run-setup.js';
+import { fastSimConfig, tempDir } from '../helpers/run-setup.js';
 
 const DEMO = join(process.cwd(), 'examples', 'traces', 'demo.jsonl');
 
@@ -109,5 +109,24 @@ describe('a committed input file changed in place', () => {
     expect(r.code).toBe(2);
     expect(problems(r.stderr)).toHaveLength(1);
     expect(problems(r.stderr)[0]).toMatch(/^reasoning-jury: input traces\.jsonl changed since it was judged: records at offsets 6-7 were 2 when committed, now 1 are read there/);
+  }, 300_000);
+
+  it('the config key input.on_changed_input: rejudge does what the flag does', async () => {
+    const dir = tempDir('identity-config');
+    const input = join(dir, 'traces.jsonl');
+    const out = join(dir, 'out');
+    copyFileSync(DEMO, input);
+    const config = fastSimConfig(dir, { input: { on_changed_input: 'rejudge' } });
+    expect((await runCli(args(input, out, '-c', config))).code).toBe(0);
+    editRecord(input, 0);
+    const r = await runCli(args(input, out, '-c', config));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/ranges retracted \(their input changed; judged again\)\s+3/);
+    const refused = await runCli(args(input, out, '-c', config, '--on-changed-input', 'error'));
+    expect(refused.code, refused.stderr).toBe(0); // nothing changed since the re-judge
+    editRecord(input, 7);
+    const refusedNow = await runCli(args(input, out, '-c', config, '--on-changed-input', 'error'));
+    expect(refusedNow.code).toBe(2);
+    expect(refusedNow.stderr).toMatch(/input traces\.jsonl changed since it was judged: records at offsets 6-7 differ/);
   }, 300_000);
 });
