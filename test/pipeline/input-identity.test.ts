@@ -10,6 +10,8 @@ import { listCommitted } from '../../src/pipeline/shard-commit.js';
 import { readCommittedRows } from '../../src/pipeline/shard-read.js';
 import { runCli } from '../helpers/cli.js';
 import { fastSimConfig, tempDir } from '../helpers/run-setup.js';
+import { tracesParquet } from '../s3/helpers.js';
+import { syntheticRecords } from '../../src/sim/synthetic.js';
 
 const DEMO = join(process.cwd(), 'examples', 'traces', 'demo.jsonl');
 
@@ -128,5 +130,18 @@ describe('a committed input file changed in place', () => {
     const refusedNow = await runCli(args(input, out, '-c', config, '--on-changed-input', 'error'));
     expect(refusedNow.code).toBe(2);
     expect(refusedNow.stderr).toMatch(/input traces\.jsonl changed since it was judged: records at offsets 6-7 differ/);
+  }, 300_000);
+
+  it('a Parquet input with one row rewritten is detected too (rows hashed by their values)', async () => {
+    const dir = tempDir('identity-parquet');
+    const input = join(dir, 'traces.parquet');
+    const out = join(dir, 'out');
+    const records = syntheticRecords(9, { seed: 5, prefix: 'pq' });
+    writeFileSync(input, tracesParquet(records, 4));
+    expect((await runCli(args(input, out))).code).toBe(0);
+    writeFileSync(input, tracesParquet(records.map((r, i) => (i === 7 ? { ...r, problem: `${r.problem}!` } : r)), 4));
+    const r = await runCli(args(input, out));
+    expect(r.code).toBe(2);
+    expect(problems(r.stderr)).toEqual([expect.stringMatching(/^reasoning-jury: input traces\.parquet changed since it was judged: records at offsets 6-8 differ/)]);
   }, 300_000);
 });
