@@ -82,9 +82,11 @@ export function identityOptions(store: ObjectStore, state: OutputState, policy: 
     async retract(unitToken, fromFirst) {
       const del = store.delete?.bind(store);
       if (!del) throw new Error(`${location} cannot delete objects, so changed ranges cannot be retracted; use --on-changed-input error`);
-      for (const m of state.byUnit.get(unitToken) ?? []) {
-        const r = rangeOf(m);
-        if (!r || r.first_offset < fromFirst) continue;
+      // Last range first: a crash part-way leaves the changed range committed, so the next run
+      // finds the change again, rather than a gap before ranges whose boundaries may have moved.
+      const doomed = (state.byUnit.get(unitToken) ?? []).filter((m) => (rangeOf(m)?.first_offset ?? -1) >= fromFirst);
+      doomed.sort((a, b) => rangeOf(b)!.first_offset - rangeOf(a)!.first_offset);
+      for (const m of doomed) {
         await del(manifestKey(m.first, m.last));
         for (const f of m.files) await del(f.key);
       }
