@@ -182,6 +182,13 @@ export type DeliberationConfig = z.infer<typeof DeliberationConfig>;
 export const VERDICT_DETAILS = ['auto', 'on', 'off'] as const;
 export const VerdictDetails = z.enum(VERDICT_DETAILS);
 export type VerdictDetails = z.infer<typeof VerdictDetails>;
+/** What a run does with a record_id it has seen before in the same run (docs/reading-shards.md, "Duplicate record ids"). */
+export const DuplicateIdPolicy = z.enum(['dead_letter', 'keep_first', 'keep_all']);
+export type DuplicateIdPolicy = z.infer<typeof DuplicateIdPolicy>;
+
+/** What a run does when an input's committed records changed since (docs/reading-shards.md, "Changed input"). */
+export const ChangedInputPolicy = z.enum(['error', 'rejudge']);
+export type ChangedInputPolicy = z.infer<typeof ChangedInputPolicy>;
 
 export const JuryConfig = z
   .object({
@@ -219,7 +226,16 @@ export const JuryConfig = z
     filter: FilterPolicy.default({ rules: DEFAULT_FILTER_RULES as FilterRule[], default: 'keep' }),
     prompts_dir: z.string().optional().describe('Folder of prompt templates overriding the shipped ones (same file names, see `prompts/`); a template missing there comes from the shipped set.'),
     input: z
-      .object({ mapping: FieldMapping.default(FieldMapping.parse({})) })
+      .object({
+        mapping: FieldMapping.default(FieldMapping.parse({})),
+        // Optional rather than defaulted so configs without them keep their config_hash.
+        duplicate_ids: DuplicateIdPolicy.optional().describe(
+          'A record_id seen again within one run: `dead_letter` (default) makes each later copy a dead letter "duplicate record_id ... (first seen at <unit>:<offset>)", unjudged; `keep_first` drops later copies unjudged and lists them in their range\'s manifest (`duplicates`); `keep_all` judges every copy. `--duplicate-ids` overrides it.',
+        ),
+        on_changed_input: ChangedInputPolicy.optional().describe(
+          'A file or object whose records no longer match what a committed range recorded of them (edited in place): `error` (default) stops the run with one line naming the file and the records; `rejudge` removes that range and the file\'s later ranges from the output and judges them again. `--on-changed-input` overrides it.',
+        ),
+      })
       .strict()
       .default({ mapping: FieldMapping.parse({}) })
       .describe('How input rows become trace records.'),

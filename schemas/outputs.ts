@@ -242,6 +242,14 @@ export const ManifestRange = z.object({
   first_offset: z.int().nonnegative(),
   last_offset: z.int().nonnegative(),
   records: z.int().nonnegative(),
+  /**
+   * sha256 over each record's offset and digest (the line's bytes for JSONL, the row's JSON for
+   * Parquet), in offset order: what the range was judged from. A later run that reads other
+   * content at these offsets knows the input changed (`input.on_changed_input`).
+   */
+  content_sha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+  /** later copies of a record_id dropped unjudged under `input.duplicate_ids: keep_first` */
+  duplicates: z.array(z.object({ offset: z.int().nonnegative(), record_id: z.string(), first_seen: z.string() })).optional(),
 });
 export type ManifestRange = z.infer<typeof ManifestRange>;
 

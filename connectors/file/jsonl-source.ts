@@ -5,6 +5,7 @@
  * offset always points at the same line of the file (`sed -n "$((offset+1))p"`), and a resumed
  * read lands on the same numbering.
  */
+import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import type { SourcePosition } from '../../schemas/trace.js';
 import {
@@ -79,9 +80,12 @@ function lineToItem(line: Line, pos: (offset: number) => SourcePosition, opts: J
     );
   }
   if (isBlank(line.bytes)) return undefined;
+  // The line's own bytes are its identity (src/pipeline/input-identity.ts): hashing them here is
+  // cheaper than re-serialising the parsed value, and sees every byte.
+  const digest = createHash('sha256').update(line.bytes).digest('base64');
   const parsed = parseJsonObject(line.bytes);
-  if (parsed.ok) return { position: pos(line.lineNo), ok: true, raw: parsed.raw };
-  return deadItem(pos(line.lineNo), parsed.error, rawTextFromBytes(line.bytes, opts.maxRawTextBytes));
+  if (parsed.ok) return { position: pos(line.lineNo), ok: true, raw: parsed.raw, digest };
+  return { ...deadItem(pos(line.lineNo), parsed.error, rawTextFromBytes(line.bytes, opts.maxRawTextBytes)), digest };
 }
 
 /**

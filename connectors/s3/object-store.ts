@@ -11,6 +11,7 @@ import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
+  DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
@@ -79,6 +80,12 @@ export class S3ObjectStore implements ObjectStore {
     if (bytes.byteLength >= this.threshold) return this.putMultipart(key, bytes);
     this.stats.puts++;
     await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.full(key), Body: bytes, ContentLength: bytes.byteLength }));
+  }
+
+  /** Retracting a range whose input changed: S3 answers 204 whether or not the key was there. */
+  async delete(key: string): Promise<void> {
+    assertKey(key);
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.full(key) }));
   }
 
   /** If-None-Match: * put; throws ObjectExistsError when the key exists. */

@@ -20,6 +20,7 @@ const COMMANDS: ReadonlyArray<readonly [string, () => Promise<Register>]> = [
   ['simulate', async () => (await import('./simulate.js')).registerSimulate],
   ['taxonomy', async () => (await import('./taxonomy.js')).registerTaxonomy],
   ['report', async () => (await import('./report.js')).registerReport],
+  ['shards', async () => (await import('./shards.js')).registerShards],
   ['models', async () => (await import('./models.js')).registerModels],
   ['serve-local', async () => (await import('./serve-local.js')).registerServeLocal],
   ['eval', async () => (await import('./eval.js')).registerEval],

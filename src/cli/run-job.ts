@@ -4,10 +4,11 @@
  * judging steps (src/pipeline/steps/index.ts).
  */
 import { join } from 'node:path';
-import type { JuryConfig, VerdictDetails } from '../../schemas/config.js';
+import type { ChangedInputPolicy, DuplicateIdPolicy, JuryConfig, VerdictDetails } from '../../schemas/config.js';
 import type { RangeSettings, ShardFormat } from '../../schemas/outputs.js';
 import { isKafkaUrl, isS3Url, openInput, openOutput, type OpenedInput, type OutputTarget } from '../compose/io.js';
-import { checkOneManifestSettings, RangeSettingsMismatch, readOutputState, type OutputState } from '../compose/resume.js';
+import { checkOneManifestSettings, identityOptions, RangeSettingsMismatch, readOutputState, type OutputState } from '../compose/resume.js';
+import { InputChangedError } from '../pipeline/input-identity.js';
 import type { GatewayObserver } from '../llm/observer.js';
 import type { StageView } from '../ops/inputs.js';
 import { ShardCommitter } from '../pipeline/shard-commit.js';
@@ -31,6 +32,9 @@ export interface RunJobOptions extends JuryOptions {
   maxRecords: number;
   maxChars: number;
   resume: boolean;
+  /** --duplicate-ids / --on-changed-input: override input.duplicate_ids / input.on_changed_input */
+  duplicateIds?: DuplicateIdPolicy;
+  onChangedInput?: ChangedInputPolicy;
   /** s3:// input: this worker's share of the objects (rank of world_size) */
   rank?: number;
   worldSize?: number;
@@ -79,7 +83,7 @@ const asUsage = (err: Error): never => {
 };
 
 async function outputState(output: OutputTarget, input: string, settings: RangeSettings, resume: boolean): Promise<OutputState> {
-  const empty: OutputState = { ranges: new Map(), records: 0, manifests: 0 };
+  const empty: OutputState = { ranges: new Map(), records: 0, manifests: 0, content: new Map(), byUnit: new Map() };
   try {
     // Kafka resumes from the group's offsets and the manifests of each partition it is given.
     if (isKafkaUrl(input)) {
@@ -145,6 +149,12 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
       signal: hooks.signal,
       intakeHold: hold,
       gate: endpointGate(runtime.health, () => runtime.gateway.stopWaiting()),
+      duplicateIds: opts.duplicateIds ?? config.input.duplicate_ids ?? 'dead_letter',
+      // Kafka offsets hold one message for ever: nothing there can change under a committed range.
+      ...(input.resumesFromGroup ? {} : { identity: identityOptions(output.store, done, opts.onChangedInput ?? config.input.on_changed_input ?? 'error', output.location) }),
+    }).catch((err: unknown) => {
+      // A changed input is the user's to decide about: one line, exit 2, like other input mistakes.
+      throw err instanceof InputChangedError ? new UsageError(err.message) : err;
     });
   } finally {
     await runtime.close();

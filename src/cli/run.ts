@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { VERDICT_DETAILS, type VerdictDetails } from '../../schemas/config.js';
+import type { ChangedInputPolicy, DuplicateIdPolicy, VerdictDetails } from '../../schemas/config.js';
 import type { ShardFormat } from '../../schemas/outputs.js';
 import type { StageCounters } from '../pipeline/stage.js';
 import { logger, logSettings, type LogSettings } from '../util/log.js';
@@ -33,6 +33,18 @@ interface RunOptions extends JuryOptions {
   maxStorageOutage: string;
   maxOutage?: string;
   verdictDetails?: string;
+  onChangedInput?: string;
+  duplicateIds?: string;
+}
+
+// Literal lists (not the zod enums): this thread must not load the schemas just to parse flags.
+const CHANGED_INPUT = ['error', 'rejudge'] as const satisfies readonly ChangedInputPolicy[];
+const DUPLICATE_IDS = ['dead_letter', 'keep_first', 'keep_all'] as const satisfies readonly DuplicateIdPolicy[];
+const VERDICT_DETAILS = ['auto', 'on', 'off'] as const satisfies readonly VerdictDetails[];
+
+function oneOf<T extends string>(v: string, options: readonly T[], flag: string): T {
+  if (!(options as readonly string[]).includes(v)) throw new UsageError(`${flag} must be ${options.join(' | ')} (got "${v}")`);
+  return v as T;
 }
 
 const positiveInt = (v: string, flag: string): number => {
@@ -50,6 +62,8 @@ function summaryText(c: StageCounters, out: string, seconds: number): string {
     ['    degraded verdicts', c.degraded],
     ['    no verdict (too few jurors)', c.no_verdict],
     ['  dead letters', c.dead_letters],
+    ...(c.duplicates_dropped > 0 ? [['  later copies of a record_id dropped (keep_first; listed in manifests)', c.duplicates_dropped]] : []),
+    ...(c.ranges_retracted > 0 ? [['ranges retracted (their input changed; judged again)', c.ranges_retracted]] : []),
     ...(c.dropped_revoked > 0 ? [['  dropped when a partition moved (re-read there)', c.dropped_revoked]] : []),
     ...(c.pauses > 0 ? [['paused (an endpoint was down)', `${c.pauses} time(s), ${(c.paused_ms / 1000).toFixed(1)} s in all`]] : []),
     ['ranges committed', c.ranges_committed],
@@ -75,6 +89,8 @@ export function registerRun(program: Command): void {
     .option('--concurrency <n>', 'records judged at once', '16')
     .option('--range-records <n>', 'records per committed range (per shard file)', '1000')
     .option('--range-mb <n>', 'input megabytes per committed range', '64')
+    .option('--on-changed-input <mode>', 'a committed input file whose records changed since: error (stop with one line) | rejudge (retract its changed ranges and judge them again); default input.on_changed_input, else error')
+    .option('--duplicate-ids <policy>', 'a record_id seen again in this run: dead_letter | keep_first | keep_all; default input.duplicate_ids, else dead_letter')
     .option('--no-resume', 'refuse to start if the output already has committed ranges (default: skip them)')
     .option('--progress <mode>', 'auto | bar | log | none (with --log-format json: auto and log are JSON events, bar is refused)', 'auto')
     .option('--max-heap-mb <mb>', 'heap limit of the judging thread; keeps memory flat on long runs (0 = V8 default)', '1024')
@@ -97,6 +113,14 @@ positions are committed atomically (parts first, manifest in _commits/ last); re
 command after a crash skips committed ranges and rebuilds the rest under the same file names.
 Every manifest records --range-records, --range-mb and --format; resuming with other values is
 refused with one line, since the ranges would be planned under other names.
+
+Each manifest also records a hash of the records its range was judged from. If a committed input
+file was edited since, the run stops with one line naming the file and the records
+(--on-changed-input error, the default), or retracts that range and the file's later ranges and
+judges them again (rejudge). A record_id seen again in the run becomes a dead letter naming the
+first copy's position (--duplicate-ids dead_letter, the default), is dropped and listed in its
+manifest (keep_first), or is judged again (keep_all). Read the output by its manifests:
+\`reasoning-jury shards list OUT\` (docs/reading-shards.md).
 
 When the output store is down or full (S3 refusing connections, timing out, answering 5xx or
 SlowDown; a local disk full or failing with EIO), the commit waits and retries with backoff for
@@ -168,9 +192,6 @@ function parseRunOptions(opts: RunOptions): { job: RunJobOptions; maxHeapMb: num
   const rankText = opts.rank ?? (worldSize > 1 ? process.env.JOB_COMPLETION_INDEX : undefined) ?? '0';
   const rank = Number(rankText);
   if (!Number.isInteger(rank) || rank < 0 || rank >= worldSize) throw new UsageError(`--rank must be a whole number below --world-size ${worldSize} (got "${rankText}")`);
-  if (opts.verdictDetails !== undefined && !(VERDICT_DETAILS as readonly string[]).includes(opts.verdictDetails)) {
-    throw new UsageError(`--verdict-details must be auto, on or off (got "${opts.verdictDetails}")`);
-  }
   const maxStorageOutageMs = parseDuration(opts.maxStorageOutage);
   if (maxStorageOutageMs === null) throw new UsageError(`--max-storage-outage must be a duration like 90s, 10m or 1h (got "${opts.maxStorageOutage}")`);
   const job: RunJobOptions = {
@@ -189,9 +210,11 @@ function parseRunOptions(opts: RunOptions): { job: RunJobOptions; maxHeapMb: num
     maxRecords: positiveInt(opts.rangeRecords, '--range-records'),
     maxChars: positiveInt(opts.rangeMb, '--range-mb') * 1024 * 1024,
     resume: opts.resume,
+    ...(opts.onChangedInput !== undefined ? { onChangedInput: oneOf(opts.onChangedInput, CHANGED_INPUT, '--on-changed-input') } : {}),
+    ...(opts.duplicateIds !== undefined ? { duplicateIds: oneOf(opts.duplicateIds, DUPLICATE_IDS, '--duplicate-ids') } : {}),
     log,
     ...(opts.maxOutage !== undefined ? { maxOutageMs: parseDurationFlag(opts.maxOutage, '--max-outage') } : {}),
-    ...(opts.verdictDetails !== undefined ? { verdictDetails: opts.verdictDetails as VerdictDetails } : {}),
+    ...(opts.verdictDetails !== undefined ? { verdictDetails: oneOf(opts.verdictDetails, VERDICT_DETAILS, '--verdict-details') } : {}),
   };
   return { job, maxHeapMb, metrics: parseMetricsOptions(opts) };
 }

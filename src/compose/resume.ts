@@ -3,7 +3,9 @@
  * a file or S3 run skips, and the range settings it must keep to plan the same ranges again.
  */
 import { CommitManifest, type ManifestRange, type RangeSettings } from '../../schemas/outputs.js';
-import { COMMITS_PREFIX } from '../pipeline/layout.js';
+import type { ChangedInputPolicy } from '../../schemas/config.js';
+import type { CommittedContent, IdentityOptions } from '../pipeline/input-identity.js';
+import { COMMITS_PREFIX, manifestKey } from '../pipeline/layout.js';
 import type { ObjectStore } from '../pipeline/object-store.js';
 import { listCommitted } from '../pipeline/shard-commit.js';
 import type { CommittedRanges } from '../pipeline/source.js';
@@ -12,6 +14,10 @@ export interface OutputState {
   ranges: CommittedRanges;
   records: number;
   manifests: number;
+  /** content hash and record count of each committed range, by unit token and first offset */
+  content: CommittedContent;
+  /** the committed manifests by unit token, to retract a changed unit's ranges */
+  byUnit: Map<string, CommitManifest[]>;
 }
 
 /** Manifests written before ranges were typed kept the same facts in `extra`. */
@@ -46,15 +52,46 @@ export async function readOutputState(store: ObjectStore, wanted: RangeSettings,
   const manifests = await listCommitted(store);
   checkSettings(manifests, wanted, location);
   const ranges: CommittedRanges = new Map();
+  const content: CommittedContent = new Map();
+  const byUnit = new Map<string, CommitManifest[]>();
   let records = 0;
   for (const m of manifests) {
     const r = rangeOf(m);
     if (!r) continue;
     if (!ranges.has(r.unit_token)) ranges.set(r.unit_token, new Map());
     ranges.get(r.unit_token)!.set(r.first_offset, r.last_offset);
+    if (!byUnit.has(r.unit_token)) byUnit.set(r.unit_token, []);
+    byUnit.get(r.unit_token)!.push(m);
+    if (r.content_sha256) {
+      if (!content.has(r.unit_token)) content.set(r.unit_token, new Map());
+      content.get(r.unit_token)!.set(r.first_offset, { sha256: r.content_sha256, records: r.records });
+    }
     records += r.records;
   }
-  return { ranges, records, manifests: manifests.length };
+  return { ranges, records, manifests: manifests.length, content, byUnit };
+}
+
+/**
+ * The stage's input-identity check over this output (src/pipeline/input-identity.ts). Retracting
+ * deletes each manifest before its files, so no reader ever trusts a range with files missing.
+ */
+export function identityOptions(store: ObjectStore, state: OutputState, policy: ChangedInputPolicy, location: string): IdentityOptions {
+  return {
+    expected: state.content,
+    policy,
+    async retract(unitToken, fromFirst) {
+      const del = store.delete?.bind(store);
+      if (!del) throw new Error(`${location} cannot delete objects, so changed ranges cannot be retracted; use --on-changed-input error`);
+      // Last range first: a crash part-way leaves the changed range committed, so the next run
+      // finds the change again, rather than a gap before ranges whose boundaries may have moved.
+      const doomed = (state.byUnit.get(unitToken) ?? []).filter((m) => (rangeOf(m)?.first_offset ?? -1) >= fromFirst);
+      doomed.sort((a, b) => rangeOf(b)!.first_offset - rangeOf(a)!.first_offset);
+      for (const m of doomed) {
+        await del(manifestKey(m.first, m.last));
+        for (const f of m.files) await del(f.key);
+      }
+    },
+  };
 }
 
 /**

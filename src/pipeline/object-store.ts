@@ -18,6 +18,8 @@ export interface ObjectStore {
   get(key: string): Promise<Uint8Array | null>;
   /** Human-readable location of a key (a path or URL) for logs and readers. */
   locate(key: string): string;
+  /** Removes `key` (absent: nothing to do). Needed only to retract ranges whose input changed. */
+  delete?(key: string): Promise<void>;
   /** Keys after `startAfter` only, when the store can ask for that (S3 StartAfter). */
   listAfter?(prefix: string, startAfter: string | undefined): Promise<string[]>;
   /**
@@ -135,6 +137,14 @@ export class LocalObjectStore implements ObjectStore {
     }
   }
 
+  async delete(key: string): Promise<void> {
+    const path = this.locate(key);
+    await rm(path, { force: true });
+    await fsyncDir(dirname(path)).catch((e: NodeJS.ErrnoException) => {
+      if (e.code !== 'ENOENT') throw e;
+    });
+  }
+
   async exists(key: string): Promise<boolean> {
     try {
       return (await stat(this.locate(key))).isFile();
@@ -193,6 +203,9 @@ export class MemoryObjectStore implements ObjectStore {
   async putObject(key: string, bytes: Uint8Array): Promise<void> {
     assertKey(key);
     this.objects.set(key, bytes.slice());
+  }
+  async delete(key: string): Promise<void> {
+    this.objects.delete(key);
   }
   async exists(key: string): Promise<boolean> {
     return this.objects.has(key);

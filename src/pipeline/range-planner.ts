@@ -34,9 +34,12 @@ interface UnitState {
   open: PlannedRange | null;
   /** inside a committed range: skip items up to this offset */
   skipUntil: number;
+  /** first offset of that committed range */
+  skipFrom: number;
 }
 
-export type Assignment = { skip: true } | { skip: false; range: PlannedRange };
+/** A skipped item names the committed range it falls in (`first`..`last` offsets). */
+export type Assignment = { skip: true; first: number; last: number } | { skip: false; range: PlannedRange };
 
 export class RangePlanner {
   private nextId = 0;
@@ -56,13 +59,14 @@ export class RangePlanner {
     if (this.limits.sequentialUnits !== false && this.lastUnit !== null && this.lastUnit !== unitToken) this.closeUnit(this.lastUnit);
     this.lastUnit = unitToken;
     let st = this.units.get(unitToken);
-    if (!st) this.units.set(unitToken, (st = { open: null, skipUntil: -1 }));
-    if (offset <= st.skipUntil) return { skip: true };
+    if (!st) this.units.set(unitToken, (st = { open: null, skipUntil: -1, skipFrom: -1 }));
+    if (offset <= st.skipUntil) return { skip: true, first: st.skipFrom, last: st.skipUntil };
     if (!st.open) {
       const doneUntil = this.committed.get(unitToken)?.get(offset);
       if (doneUntil !== undefined) {
         st.skipUntil = doneUntil;
-        return { skip: true };
+        st.skipFrom = offset;
+        return { skip: true, first: offset, last: doneUntil };
       }
       st.open = { id: this.nextId++, unit, unitToken, firstOffset: offset, lastOffset: offset, items: 0, chars: 0, closed: false };
     }
@@ -93,6 +97,17 @@ export class RangePlanner {
   closeUnitNow(token: string): void {
     this.closeUnit(token);
     if (this.lastUnit === token) this.lastUnit = null;
+  }
+
+  /**
+   * The unit's committed ranges from `fromFirst` on are no longer committed (its input changed
+   * and they were retracted): their offsets are planned and judged like new ones.
+   */
+  uncommit(token: string, fromFirst: number): void {
+    const ranges = this.committed.get(token);
+    for (const first of [...(ranges?.keys() ?? [])]) if (first >= fromFirst) ranges!.delete(first);
+    const st = this.units.get(token);
+    if (st && st.skipFrom >= fromFirst) [st.skipUntil, st.skipFrom] = [-1, -1];
   }
 
   /** End of input: close whatever is open. */

@@ -17,10 +17,13 @@
  *
  * Sinks publish before the manifest, so a crash repeats a publication rather than skip it.
  */
+import type { Hash } from 'node:crypto';
 import type { DeadLetterRow, RangeSettings } from '../../schemas/outputs.js';
 import type { Logger } from '../util/log.js';
 import type { DerivedRows } from '../derive/rows.js';
+import type { Duplicate } from './duplicate-ids.js';
 import type { Envelope } from './envelope.js';
+import { foldDigest, newContentHash } from './input-identity.js';
 import { positionString } from './positions.js';
 import type { PlannedRange } from './range-planner.js';
 import type { ShardCommitter } from './shard-commit.js';
@@ -35,6 +38,10 @@ export class RangeWriter {
   private closed = false;
   private readonly judged = new Map<number, DerivedRows>();
   private readonly dead = new Map<number, DeadLetterRow>();
+  /** later copies of a record id, dropped unjudged (input.duplicate_ids: keep_first) */
+  private readonly duplicates = new Map<number, Duplicate>();
+  /** content hash of the records assigned so far (./input-identity.ts); absent when not tracked */
+  private content: Hash | undefined;
 
   constructor(
     readonly plan: PlannedRange,
@@ -48,7 +55,19 @@ export class RangeWriter {
 
   /** Records finished so far (rows or dead letters). */
   get done(): number {
-    return this.judged.size + this.dead.size;
+    return this.judged.size + this.dead.size + this.duplicates.size;
+  }
+
+  /** A record assigned to the range, in offset order: folded into its content hash. */
+  digest(offset: number, digest: string): void {
+    foldDigest((this.content ??= newContentHash()), offset, digest);
+  }
+
+  /** A later copy of a record id, dropped unjudged; true when that made the range complete. */
+  addDuplicate(offset: number, d: Duplicate): boolean {
+    if (this.current !== 'open') return false;
+    this.duplicates.set(offset, d);
+    return this.checkComplete();
   }
 
   get first(): string {
@@ -104,7 +123,13 @@ export class RangeWriter {
 
   claim(): RangeClaim {
     const { unit, unitToken, firstOffset, lastOffset } = this.plan;
-    return { unit, unitToken, firstOffset, lastOffset, offsets: [...this.judged.keys(), ...this.dead.keys()] };
+    return { unit, unitToken, firstOffset, lastOffset, offsets: [...this.judged.keys(), ...this.dead.keys(), ...this.duplicates.keys()] };
+  }
+
+  /** What the manifest's `range` records beyond unit and offsets: content hash, dropped duplicates. */
+  rangeFacts(): { content_sha256?: string; duplicates?: { offset: number; record_id: string; first_seen: string }[] } {
+    const dups = [...this.duplicates.entries()].sort((a, b) => a[0] - b[0]).map(([offset, d]) => ({ offset, ...d }));
+    return { ...(this.content ? { content_sha256: this.content.copy().digest('hex') } : {}), ...(dups.length ? { duplicates: dups } : {}) };
   }
 
   /** The range's rows in offset order. */
@@ -138,7 +163,7 @@ export function commitRequest(w: RangeWriter, settings: RangeSettings): CommitRe
     first: w.first,
     last: w.last,
     tables: w.tables(),
-    range: { unit: p.unit, unit_token: p.unitToken, first_offset: p.firstOffset, last_offset: p.lastOffset, records: p.items },
+    range: { unit: p.unit, unit_token: p.unitToken, first_offset: p.firstOffset, last_offset: p.lastOffset, records: p.items, ...w.rangeFacts() },
     settings,
   };
 }

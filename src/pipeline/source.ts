@@ -17,6 +17,8 @@ export interface SourceOkItem {
   raw: unknown;
   /** Connector facts about the row (Kafka topic/offset/headers), merged into record.meta. */
   meta?: Record<string, unknown>;
+  /** sha256 (base64) of the bytes the row was read from, when the connector has them (JSONL lines): its content identity. */
+  digest?: string;
 }
 
 export interface SourceDeadItem {
@@ -28,6 +30,7 @@ export interface SourceDeadItem {
   rawText: string;
   /** True when rawText was cut. */
   rawTextTruncated: boolean;
+  digest?: string;
 }
 
 export type SourceItem = SourceOkItem | SourceDeadItem;

@@ -31,6 +31,10 @@ import { isEndpointOutage } from '../llm/outage.js';
 import { intake, type IntakeSettings } from './record-mapping.js';
 import { recordLog, type RecordLog } from './record-log.js';
 import { Window } from './window.js';
+import type { DuplicateIdPolicy } from '../../schemas/config.js';
+import { DuplicateIds, duplicateReason } from './duplicate-ids.js';
+import { deadLetter } from './envelope.js';
+import { describeChange, foldDigest, InputChangedError, itemDigest, newContentHash, type IdentityOptions, type SkipCheck } from './input-identity.js';
 
 export interface StageOptions {
   source: Source;
@@ -60,6 +64,10 @@ export interface StageOptions {
   intakeHold?: IntakeHold;
   /** holds intake while it says so (./intake-gate.ts `endpointGate`: a model endpoint is down) */
   gate?: IntakeGate;
+  /** what a later copy of a record id becomes (./duplicate-ids.ts); default dead_letter */
+  duplicateIds?: DuplicateIdPolicy;
+  /** check that committed ranges still hold what was judged (./input-identity.ts); file and S3 runs */
+  identity?: IdentityOptions;
 }
 
 export interface IntakeHold {
@@ -95,6 +103,10 @@ export interface StageCounters {
   records_not_written: number;
   /** records pulled but dropped unwritten because their unit was revoked (re-read by its next owner) */
   dropped_revoked: number;
+  /** later copies of a record id dropped unjudged (input.duplicate_ids: keep_first; listed in their manifests) */
+  duplicates_dropped: number;
+  /** committed ranges retracted because their input changed (input.on_changed_input: rejudge) */
+  ranges_retracted: number;
   tokens_in: number;
   tokens_out: number;
   cost_usd: number;
@@ -108,7 +120,7 @@ export interface StageCounters {
 }
 
 export function newCounters(): StageCounters {
-  return { read: 0, skipped_committed: 0, in_flight: 0, judged: 0, clean: 0, degraded: 0, no_verdict: 0, dead_letters: 0, ranges_committed: 0, records_committed: 0, ranges_not_written: 0, records_not_written: 0, dropped_revoked: 0, tokens_in: 0, tokens_out: 0, cost_usd: 0, storage_outages: 0, storage_outage_ms: 0, pauses: 0, paused_ms: 0, paused: false };
+  return { read: 0, skipped_committed: 0, in_flight: 0, judged: 0, clean: 0, degraded: 0, no_verdict: 0, dead_letters: 0, ranges_committed: 0, records_committed: 0, ranges_not_written: 0, records_not_written: 0, dropped_revoked: 0, duplicates_dropped: 0, ranges_retracted: 0, tokens_in: 0, tokens_out: 0, cost_usd: 0, storage_outages: 0, storage_outage_ms: 0, pauses: 0, paused_ms: 0, paused: false };
 }
 
 /** Counts a record that finished its steps. */
@@ -140,6 +152,13 @@ export function countRange(c: StageCounters, outcome: RangeOutcome, records: num
 
 const STOP = Symbol('stop');
 
+/** An admitted record with its window slot, not yet placed in a range. */
+interface Held {
+  env: Envelope;
+  chars: number;
+  token: string;
+}
+
 
 class Stage {
   readonly counters: StageCounters;
@@ -158,6 +177,9 @@ class Stage {
   /** an endpoint stayed down too long: stop pulling, commit only ranges already all judged */
   private halted: Error | null = null;
   private pause: PauseTracker | null = null;
+  private readonly duplicates: DuplicateIds;
+  /** the committed range being read past, until its records are known unchanged */
+  private pending: SkipCheck<Held> | null = null;
 
   constructor(private readonly opts: StageOptions) {
     this.counters = opts.counters ?? newCounters();
@@ -168,6 +190,7 @@ class Stage {
     const settings = { max_records: opts.range.maxRecords, max_chars: opts.range.maxChars, formats: [...opts.committer.formats] };
     this.commitDeps = { committer: opts.committer, source: opts.source, sinks: opts.sinks ?? [], settings, log: opts.log ?? logger('stage') };
     this.records = recordLog(this.commitDeps.log);
+    this.duplicates = new DuplicateIds(opts.duplicateIds ?? 'dead_letter');
   }
 
   async run(): Promise<StageCounters> {
@@ -175,6 +198,7 @@ class Stage {
     this.startPauses();
     try {
       await this.pull();
+      if (this.pending && !this.stopped) this.settle(this.pending);
       this.planner.closeAll();
       await this.judges.onIdle();
       // Every range is closed; the complete ones are committing: wait for the last commits.
@@ -263,15 +287,87 @@ class Stage {
       this.counters.dropped_revoked += 1;
       return;
     }
-    const assigned = this.planner.assign(item.position.unit, token, item.position.offset, chars);
-    if (assigned.skip) {
+    this.place({ env, chars, token });
+  }
+
+  /** Assigns an admitted record (holding its window slot) to a range, and judges it or leaves it. */
+  private place(h: Held): void {
+    const { env, token } = h;
+    const pos = env.position;
+    if (this.pending && (this.pending.unitToken !== token || pos.offset > this.pending.last)) this.settle(this.pending);
+    const assigned = this.planner.assign(pos.unit, token, pos.offset, h.chars);
+    const dup = this.duplicates.see(env);
+    if (assigned.skip) return this.skipped(h, assigned.first, assigned.last);
+    this.counters.read += 1;
+    const writer = this.writerFor(assigned.range, pos.source);
+    if (this.opts.identity) writer.digest(pos.offset, itemDigest(env.item));
+    if (dup && !env.dead && this.duplicates.policy === 'keep_first') {
+      this.counters.duplicates_dropped += 1;
+      if (writer.state === 'dropped') this.window.release(1);
+      else if (writer.addDuplicate(pos.offset, dup)) this.scheduleCommit(writer);
+      return;
+    }
+    if (dup && !env.dead) return this.finish(writer, { ...env, dead: deadLetter(pos, duplicateReason(dup), JSON.stringify(env.record)) });
+    if (env.dead) return this.finish(writer, env);
+    this.judge(writer, env);
+  }
+
+  /**
+   * A record of a committed range. Without identity checks it is let go at once; with them its
+   * digest joins the range's check, and under `rejudge` it is held (slot and all) until the
+   * range is known unchanged, so it can still be judged if not.
+   */
+  private skipped(h: Held, first: number, last: number): void {
+    const identity = this.opts.identity;
+    if (!identity) {
       this.window.release(1);
       this.counters.skipped_committed += 1;
       return;
     }
-    this.counters.read += 1;
-    const writer = this.writerFor(assigned.range, item.position.source);
-    if (env.dead) return this.finish(writer, env);
+    const pos = h.env.position;
+    let check = this.pending;
+    if (!check || check.unitToken !== h.token || check.first !== first) {
+      if (check) this.settle(check);
+      const expectedRecords = identity.expected.get(h.token)?.get(first)?.records ?? 0;
+      check = this.pending = { unit: pos.unit, unitToken: h.token, first, last, expectedRecords, hash: newContentHash(), seen: 0, held: [] };
+    }
+    foldDigest(check.hash, pos.offset, itemDigest(h.env.item));
+    check.seen += 1;
+    if (identity.policy === 'rejudge') check.held.push(h);
+    else {
+      this.window.release(1);
+      this.counters.skipped_committed += 1;
+    }
+    if (pos.offset >= last) this.settle(check);
+  }
+
+  /** A committed range's records have all been read: skip them, stop (error), or retract and judge them (rejudge). */
+  private settle(check: SkipCheck<Held>): void {
+    const identity = this.opts.identity!;
+    if (this.pending === check) this.pending = null;
+    const expected = identity.expected.get(check.unitToken)?.get(check.first);
+    // Manifests written before content hashes existed cannot be compared: trusted as before.
+    const change = expected ? describeChange(check, expected.sha256) : null;
+    if (!change) {
+      this.window.release(check.held.length);
+      this.counters.skipped_committed += check.held.length;
+      return;
+    }
+    if (identity.policy === 'error') return this.failed(new InputChangedError(check.unit, change));
+    this.commitDeps.log.warn(`input ${check.unit} changed since it was judged: ${change}; retracting its ranges from offset ${check.first} on and judging them again`, { unit: check.unit, first_offset: check.first });
+    const known = identity.expected.get(check.unitToken)!;
+    for (const first of [...known.keys()]) {
+      if (first < check.first) continue;
+      known.delete(first);
+      this.counters.ranges_retracted += 1;
+    }
+    this.planner.uncommit(check.unitToken, check.first);
+    // On the commit chain: the old ranges are gone before any new range of this run is written.
+    this.commitChain = this.commitChain.then(() => (this.fatal ? undefined : identity.retract(check.unitToken, check.first))).catch((err: unknown) => this.failed(err));
+    for (const h of check.held) this.place(h);
+  }
+
+  private judge(writer: RangeWriter, env: Envelope): void {
     this.counters.in_flight += 1;
     void this.judges.add(async () => {
       let out: Envelope;

@@ -1,0 +1,74 @@
+/**
+ * `shards list|verify OUT`: the committed files of an output (local folder or s3:// URL), read
+ * from its commit manifests, so a reader loads exactly what is complete (README, "Reading the
+ * shards"), and a check that each is there with its recorded size and sha256.
+ */
+import type { Command } from 'commander';
+import { SHARD_TABLE_NAMES, ShardFormat, type ShardTableName } from '../../schemas/outputs.js';
+import { openOutput } from '../compose/io.js';
+import { committedFiles, verifyOutput, type FileFilter } from '../pipeline/shard-list.js';
+import { UsageError } from './io.js';
+import { loadJuryConfig } from './jury-setup.js';
+
+interface ShardsOptions {
+  config?: string;
+  table?: string[];
+  format?: string;
+  json?: boolean;
+}
+
+function filterOf(opts: ShardsOptions): FileFilter {
+  const filter: FileFilter = {};
+  if (opts.table) {
+    const bad = opts.table.find((t) => !(SHARD_TABLE_NAMES as readonly string[]).includes(t));
+    if (bad) throw new UsageError(`--table must be one of ${SHARD_TABLE_NAMES.join(', ')} (got "${bad}")`);
+    filter.tables = opts.table as ShardTableName[];
+  }
+  if (opts.format !== undefined) {
+    const f = ShardFormat.safeParse(opts.format);
+    if (!f.success) throw new UsageError(`--format must be parquet or arrow (got "${opts.format}")`);
+    filter.formats = [f.data];
+  }
+  return filter;
+}
+
+async function open(out: string, opts: ShardsOptions) {
+  const config = loadJuryConfig(opts.config ? { config: opts.config } : {});
+  return openOutput(out, config).catch((err: Error) => {
+    throw new UsageError(err.message);
+  });
+}
+
+export function registerShards(program: Command): void {
+  const shards = program.command('shards').description('list and verify the committed shard files of an output (by its commit manifests)');
+  const common = (c: Command) =>
+    c
+      .option('-c, --config <file>', 'config whose s3: section reaches an s3:// output (endpoint, region, path style)')
+      .option('--table <name...>', `only these tables (${SHARD_TABLE_NAMES.join(', ')})`)
+      .option('--format <format>', 'only files of this format: parquet | arrow');
+  common(shards.command('list <out>').description('print every committed file, one per line (local path or s3:// URL)'))
+    .option('--json', 'one JSON array of {table, format, key, location, rows, bytes, sha256, range, manifest}')
+    .addHelpText(
+      'after',
+      `
+Only files listed in a manifest under <out>/_commits/ are printed: parts of a range whose write
+failed, or of a range retracted because its input changed, never are. Hand the list to a reader:
+  duckdb -c "SELECT count(*) FROM read_parquet([$(reasoning-jury shards list out --table verdicts --format parquet | sed "s/.*/'&'/" | paste -sd,)])"`,
+    )
+    .action(async (out: string, opts: ShardsOptions) => {
+      const filter = filterOf(opts);
+      const files = await committedFiles((await open(out, opts)).store, filter);
+      if (opts.json) process.stdout.write(`${JSON.stringify(files, null, 2)}\n`);
+      else if (files.length) process.stdout.write(`${files.map((f) => f.location).join('\n')}\n`);
+    });
+  common(shards.command('verify <out>').description('check that every committed file exists with the size and sha256 its manifest records'))
+    .addHelpText('after', '\nPrints one line per problem (missing file, other size, other sha256, corrupt manifest) and exits 1 if there is any; 0 when all match.')
+    .action(async (out: string, opts: ShardsOptions) => {
+      const filter = filterOf(opts);
+      const target = await open(out, opts);
+      const report = await verifyOutput(target.store, filter);
+      for (const p of report.problems) process.stdout.write(`${p}\n`);
+      process.stderr.write(`${report.files} files in ${report.manifests} committed ranges checked under ${target.location}: ${report.problems.length ? `${report.problems.length} problems` : 'all match their manifests'}\n`);
+      if (report.problems.length) process.exitCode = 1;
+    });
+}

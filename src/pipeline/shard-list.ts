@@ -1,0 +1,100 @@
+/**
+ * What a reader may read: the files listed in the output's commit manifests, and a check that
+ * each of them is there with the size and sha256 its manifest recorded (`shards list|verify`).
+ *
+ * Everything here goes by manifests, never by globbing part files: a range whose write failed
+ * half-way has parts but no manifest, and a range re-judged after its input changed had its
+ * old manifest removed first (./input-identity.ts), so neither is ever listed.
+ */
+import { CommitManifest, type ShardFormat, type ShardTableName } from '../../schemas/outputs.js';
+import { COMMITS_PREFIX } from './layout.js';
+import type { ObjectStore } from './object-store.js';
+import { filesChecksum, sha256Hex } from './shard-commit.js';
+
+export interface CommittedFile {
+  table: ShardTableName;
+  format: ShardFormat;
+  /** key under the output root */
+  key: string;
+  /** local path or s3:// URL, as a reader opens it */
+  location: string;
+  rows: number;
+  bytes: number;
+  sha256: string;
+  /** `<first>..<last>`: the range whose manifest lists the file */
+  range: string;
+  manifest: string;
+}
+
+export interface FileFilter {
+  tables?: readonly ShardTableName[];
+  formats?: readonly ShardFormat[];
+}
+
+const manifestKeys = async (store: ObjectStore): Promise<string[]> => (await store.list(COMMITS_PREFIX)).filter((k) => k.endsWith('.json'));
+
+function parse(bytes: Uint8Array, key: string): CommitManifest {
+  try {
+    return CommitManifest.parse(JSON.parse(new TextDecoder().decode(bytes)));
+  } catch (e) {
+    throw new Error(`corrupt commit manifest ${key}: ${(e as Error).message.split('\n')[0]}`);
+  }
+}
+
+/** Every committed file in manifest order (then key order within a range). A corrupt manifest throws. */
+export async function committedFiles(store: ObjectStore, filter: FileFilter = {}): Promise<CommittedFile[]> {
+  const out: CommittedFile[] = [];
+  for (const mkey of await manifestKeys(store)) {
+    const bytes = await store.get(mkey);
+    if (!bytes) continue; // removed between list and get (a re-judge retracting it)
+    const m = parse(bytes, mkey);
+    for (const f of m.files) {
+      if (filter.tables && !filter.tables.includes(f.table)) continue;
+      if (filter.formats && !filter.formats.includes(f.format)) continue;
+      out.push({ table: f.table, format: f.format, key: f.key, location: store.locate(f.key), rows: f.rows, bytes: f.bytes, sha256: f.sha256, range: `${m.first}..${m.last}`, manifest: mkey });
+    }
+  }
+  return out;
+}
+
+export interface VerifyReport {
+  manifests: number;
+  files: number;
+  /** one line per problem, naming the file (or manifest) and what is wrong */
+  problems: string[];
+}
+
+/** Re-reads every committed file and compares it with its manifest; a corrupt manifest is a problem, not a crash. */
+export async function verifyOutput(store: ObjectStore, filter: FileFilter = {}): Promise<VerifyReport> {
+  const report: VerifyReport = { manifests: 0, files: 0, problems: [] };
+  for (const mkey of await manifestKeys(store)) {
+    const bytes = await store.get(mkey);
+    if (!bytes) continue;
+    let m: CommitManifest;
+    try {
+      m = parse(bytes, mkey);
+    } catch (e) {
+      report.problems.push(`${store.locate(mkey)}: ${(e as Error).message}`);
+      continue;
+    }
+    report.manifests += 1;
+    if (filesChecksum(m.files) !== m.checksum) report.problems.push(`${store.locate(mkey)}: checksum over its file list differs from the one it records (manifest edited?)`);
+    for (const f of m.files) {
+      if (filter.tables && !filter.tables.includes(f.table)) continue;
+      if (filter.formats && !filter.formats.includes(f.format)) continue;
+      report.files += 1;
+      const problem = await checkFile(store, f);
+      if (problem) report.problems.push(`${store.locate(f.key)}: ${problem} (range ${m.first}..${m.last})`);
+    }
+  }
+  return report;
+}
+
+async function checkFile(store: ObjectStore, f: CommitManifest['files'][number]): Promise<string | null> {
+  const got = await store.get(f.key);
+  if (!got) return 'missing';
+  if (got.byteLength !== f.bytes) return `size ${got.byteLength} bytes, manifest says ${f.bytes}`;
+  const sha = sha256Hex(got);
+  if (sha !== f.sha256) return `sha256 ${sha.slice(0, 12)}…, manifest says ${f.sha256.slice(0, 12)}…`;
+  return null;
+}
