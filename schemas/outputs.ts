@@ -82,8 +82,10 @@ export const StepRow = z.object({
   record_id: z.string().min(1),
   /** 1-based, matching statement_refs and STEP-n. */
   step_index: int32().positive(),
+  /** null when no defect cites the step, and for every step of a record without a verdict */
   max_impact: Impact.nullable(),
-  label: z.boolean(),
+  /** erroneous at severity_threshold; null when the record has no verdict (unjudged, not clean) */
+  label: z.boolean().nullable(),
   defect_ids: z.array(z.string()),
 });
 export type StepRow = z.infer<typeof StepRow>;
