@@ -63,6 +63,7 @@ export async function openRuntime(opts: RuntimeOptions): Promise<JuryRuntime> {
     providerFor: opts.providerFor ?? defaultProviderFor,
     ...(opts.observer ? { observer: opts.observer } : {}),
     maxOutageMs: config.max_outage_ms,
+    ...(config.max_tokens ? { maxTokens: config.max_tokens } : {}),
   });
   const jury: JuryContext = { config, gateway, prompts: loadPromptSet(config.prompts_dir), configHash: configHash(config), downMs: gateway.health.downMs };
   return {
