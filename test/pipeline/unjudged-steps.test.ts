@@ -1,5 +1,5 @@
 /**
- * Steps of a record without a verdict were never judged: pyarrow and DuckDB must read their
+ * Steps of a record without a verdict were never judged: pyarrow must read their
  * label and max_impact as null, not as `false` ("clean step"). Two of three jurors are cut at
  * max_tokens on every record, so no record reaches min_jurors (2) and none gets a verdict.
  */
@@ -14,15 +14,23 @@ import { fastSimConfig, pyenvPython, tempDir, writeJsonl } from '../helpers/run-
 
 const python = pyenvPython();
 const skip = !python && process.env.CI !== 'true';
-if (skip) console.warn('skipping unjudged-steps interop test: no Python with pyarrow and duckdb (scripts/pyenv.sh failed)');
+if (skip) console.warn('skipping unjudged-steps interop test: no Python with pyarrow (scripts/pyenv.sh failed)');
 
 const N = 12;
 
-describe.skipIf(skip)('steps of records without a verdict, as pyarrow and DuckDB read them', () => {
+describe.skipIf(skip)('steps of records without a verdict, as pyarrow reads them', () => {
   const records = syntheticRecords(N, { seed: 5 });
   let report: {
-    pyarrow: Record<string, { rows: number; types: Record<string, string>; nullable: Record<string, boolean> }>;
-    aggregates: Record<string, unknown> & { decisions: Record<string, number> };
+    steps: number;
+    verdicts: number;
+    unjudged_records: number;
+    unjudged_steps: number;
+    label: { type: string; nullable: boolean };
+    max_impact_nullable: boolean;
+    null_labels: number;
+    unjudged_null_labels: number;
+    unjudged_null_impacts: number;
+    false_labels: number;
   };
 
   beforeAll(async () => {
@@ -38,25 +46,23 @@ describe.skipIf(skip)('steps of records without a verdict, as pyarrow and DuckDB
     ];
     const res = await runCli(['run', '--config', fastSimConfig(dir, { jurors }), '--input', input, '--out', out, '--progress', 'none'], { progress: treeProbe(out) });
     expect(res.code, res.stderr).toBe(0);
-    report = JSON.parse(execFileSync(python!, ['test/py/check_run.py', out], { encoding: 'utf8', maxBuffer: 64 << 20 }));
+    report = JSON.parse(execFileSync(python!, ['test/py/check_unjudged.py', out], { encoding: 'utf8' }));
   }, LONG_TEST_MS);
 
   it('every step row is there, with a nullable bool label', () => {
     const nSteps = records.reduce((a, r) => a + segmentRecord(r).length, 0);
-    expect(report.pyarrow.verdicts!.rows).toBe(N);
-    expect(report.pyarrow.steps!.rows).toBe(nSteps);
-    expect(report.pyarrow.steps!.types).toMatchObject({ label: 'bool' });
-    expect(report.pyarrow.steps!.nullable).toMatchObject({ label: true, max_impact: true });
+    expect(report.verdicts).toBe(N);
+    expect(report.steps).toBe(nSteps);
+    expect(report.label).toEqual({ type: 'bool', nullable: true });
+    expect(report.max_impact_nullable).toBe(true);
   });
 
   it('label and max_impact are null on every unjudged step; none reads as clean', () => {
-    const a = report.aggregates;
-    const nSteps = report.pyarrow.steps!.rows;
-    expect(a.unjudged_steps).toBe(nSteps);
-    expect(a.unjudged_null_steps).toBe(nSteps);
-    expect(a.null_labels).toBe(nSteps);
-    expect(a.labelled_steps).toBe(0);
-    // the default policy sends records without a verdict to review
-    expect(a.decisions).toEqual({ review: N });
+    expect(report.unjudged_records).toBe(N);
+    expect(report.unjudged_steps).toBe(report.steps);
+    expect(report.unjudged_null_labels).toBe(report.steps);
+    expect(report.unjudged_null_impacts).toBe(report.steps);
+    expect(report.null_labels).toBe(report.steps);
+    expect(report.false_labels).toBe(0);
   });
 });
