@@ -143,8 +143,8 @@ export function truncatedAt(maxTokens: number | undefined): string {
 }
 
 /**
- * A structured call that got replies but no valid object: the last reply was truncated, or still
- * invalid after the one re-ask. Still a ModelCallError (usage covers every attempt), so callers
+ * A call that got replies but no usable one: the last reply was truncated (structured or text),
+ * or a structured reply still invalid after the one re-ask. Still a ModelCallError (usage covers every attempt), so callers
  * that only know ModelCallError keep working; `reason` is the message without who failed.
  */
 export class NoObjectGeneratedError extends ModelCallError {
