@@ -20,10 +20,12 @@ interface RunState {
   inFlight: number;
   maxInFlight: number;
   kinds: Record<string, number>;
+  /** TCP connections accepted: a client that reuses its pool opens about as many as it keeps in flight. */
+  connections: number;
   capture: WriteStream | null;
 }
 
-const fresh = (capture: string | null): RunState => ({ arrivals: [], inFlight: 0, maxInFlight: 0, kinds: {}, capture: capture ? createWriteStream(capture) : null });
+const fresh = (capture: string | null): RunState => ({ arrivals: [], inFlight: 0, maxInFlight: 0, kinds: {}, connections: 0, capture: capture ? createWriteStream(capture) : null });
 let run = fresh(null);
 
 interface Body {
@@ -165,6 +167,7 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
 }
 
 const server = createServer({ keepAliveTimeout: 60_000 }, handle);
+server.on('connection', () => (run.connections += 1));
 server.listen(0, '127.0.0.1', () => {
   const { port } = server.address() as AddressInfo;
   process.send!({ type: 'ready', url: `http://127.0.0.1:${port}/v1` });
@@ -177,7 +180,7 @@ process.on('message', (m: { type: string; capture?: string | null }) => {
     if (old) old.end(() => process.send!({ type: 'reset' }));
     else process.send!({ type: 'reset' });
   } else if (m.type === 'stats') {
-    const finish = () => process.send!({ type: 'stats', arrivals: run.arrivals, maxInFlight: run.maxInFlight, kinds: run.kinds });
+    const finish = () => process.send!({ type: 'stats', arrivals: run.arrivals, maxInFlight: run.maxInFlight, kinds: run.kinds, connections: run.connections });
     if (run.capture) {
       const c = run.capture;
       run.capture = null;

@@ -30,6 +30,7 @@ interface ServerStats {
   arrivals: number[];
   maxInFlight: number;
   kinds: Record<string, number>;
+  connections: number;
 }
 
 async function startFakeServer(): Promise<FakeServer> {
@@ -149,6 +150,7 @@ interface Row {
   cpuPerCallAfterFirst: number | null;
   maxInFlight: number;
   maxPerSecond: number;
+  connections: number;
 }
 
 /** Most requests that arrived within any 1-second window. */
@@ -180,6 +182,7 @@ function row(client: string, m: Measured, s: ServerStats): Row {
     cpuPerCallAfterFirst: before === null ? null : (m.cpuMs - before) / n,
     maxInFlight: s.maxInFlight,
     maxPerSecond: maxPerSecond(a),
+    connections: s.connections,
   };
 }
 
@@ -240,7 +243,7 @@ export async function benchWholeRun(nRecords = Number(process.env.WHOLE_RUN_RECO
     const rows = [await runCli(dir, server, nRecords, nodeArgs)];
     if (!only || only.includes('bare')) rows.push(await runBare(dir, server, false, nodeArgs));
     if (!only || only.includes('bare-undici')) rows.push(await runBare(dir, server, true, nodeArgs));
-    const caps = rows.map((r) => `${r.client}: ${r.maxInFlight} in flight, ${r.maxPerSecond} in 1 s`).join('; ');
+    const caps = rows.map((r) => `${r.client}: ${r.maxInFlight} in flight, ${r.maxPerSecond} in 1 s, ${r.connections} connections`).join('; ');
     return [
       `Whole run against a fake OpenAI-compatible endpoint in a child process (every call answered after 500 ms), ${nRecords} records (${source}) x 4 calls (3 jurors + consolidation), cache off; every client limited to ${IN_FLIGHT} calls in flight and ${LIMIT_PER_S} calls/s, so the ceiling is ${LIMIT_PER_S} calls/s. The bare clients replay the request bodies the CLI sent. CPU is user + system of the whole client process, startup included.`,
       '',

@@ -13,7 +13,7 @@ import type { Phase } from './usage.js';
 
 export const BreakerConfig = z
   .object({
-    failures: z.int().positive().default(5).describe('Failures in a row that mark the endpoint down: refused or reset connections, DNS failures, attempt timeouts and HTTP 5xx. While it is down, intake pauses and calls to it wait instead of failing. One call whose retries all end in a refused connection marks it down at once.'),
+    failures: z.int().positive().default(5).describe('Failures in a row that mark the endpoint down: refused or reset connections, DNS failures, attempt timeouts and HTTP 5xx (but not a reply that rejects a request field). While it is down, intake pauses and calls to it wait instead of failing. One call whose retries all end in a refused connection marks it down at once.'),
     probe_interval_ms: z.int().positive().default(1000).describe('Wait between probes of a down endpoint (GET /models, the first one at once; kind `local`: one waiting call, after this wait); doubles after each failed probe.'),
     probe_max_interval_ms: z.int().positive().default(15_000).describe('Longest wait between two probes of a down endpoint.'),
   })
@@ -37,15 +37,15 @@ export const EndpointConfig = z
     max_concurrency: z.int().positive().default(8).describe('Most calls in flight to this endpoint at once; also the size of its HTTP connection pool.'),
     requests_per_second: z.number().positive().optional().describe('Most request starts per second; every HTTP attempt counts, retries included. Absent: no rate limit.'),
     timeout_ms: z.int().positive().default(120_000).describe('Longest one attempt may take, reply body included (kind `local`: the model\'s run, not the wait in its queue); a timed-out attempt is retried.'),
-    max_retries: z.int().nonnegative().default(4).describe('Retries after the first attempt for retryable failures (HTTP 408, 409, 429 and 5xx, timeouts, connection errors); 0 = a single attempt.'),
+    max_retries: z.int().nonnegative().default(4).describe('Retries after the first attempt for retryable failures (HTTP 408, 409, 429 and 5xx, timeouts, connection errors); 0 = a single attempt. A reply saying a request field is invalid is never retried, whatever its status.'),
     backoff_base_ms: z.int().nonnegative().default(500).describe('Base of the exponential backoff: retry n waits a random share (full jitter) of min(`backoff_max_ms`, base × 2^(n−1)), and never less than a Retry-After the server sent.'),
     backoff_max_ms: z.int().nonnegative().default(30_000).describe('Cap on one backoff delay (a server\'s Retry-After may ask for more, up to 120 s).'),
     breaker: BreakerConfig.prefault({}),
     headers: z.record(z.string(), z.string()).default({}).describe('Extra HTTP headers sent with every request (e.g. OpenRouter\'s `X-Title`).'),
     response_format: z
-      .enum(['none', 'json_object', 'json_schema'])
+      .enum(['none', 'json_object', 'json_schema', 'json_object_schema', 'guided_json', 'auto'])
       .default('none')
-      .describe('Ask the server to constrain structured replies (jurors, consolidator, moderator): `json_schema` sends each call\'s JSON Schema as response_format (vLLM, SGLang, OpenAI, serve-local), `json_object` asks for JSON mode, `none` relies on the prompt. Replies are validated either way.'),
+      .describe('How structured calls (jurors, consolidator, moderator) send their own JSON Schema, in the dialect the server takes: `json_schema` as response_format `{type: json_schema, json_schema: {schema}}` (OpenAI, vLLM, SGLang, serve-local); `json_object_schema` as `{type: json_object, schema}` (llama.cpp server, llama-cpp-python); `guided_json` as a top-level `guided_json` field (older vLLM); `json_object` JSON mode without a schema; `none` nothing, the prompt alone. `auto` tries them once per run in that order with a tiny request and keeps the best one the server accepts (logged). Free-text calls (deliberation turns) never carry one. Replies are validated either way; a server rejecting the field fails the call at once, naming this setting.'),
     model_path: z.string().min(1).optional().describe('kind `local`: a .gguf file (`~` expanded), or a name from `reasoning-jury models list` (e.g. `smollm2-135m`). Required for kind `local`.'),
     threads: z.int().positive().optional().describe('kind `local`: inference threads; default 1 under CI, else up to 4 (leaving a core free).'),
     context_size: z.int().positive().optional().describe('kind `local`: context window in tokens; default the model\'s training context, capped at 16,384.'),
