@@ -91,7 +91,8 @@ export const DEFAULT_MAX_TOKENS: Readonly<Record<Phase, number>> = {
   extraction: 8192,
   moderator: 2048,
   juror_turn: 2048,
-  taxonomy: 2048,
+  // induction writes a whole taxonomy in one reply
+  taxonomy: 8192,
 };
 
 const budget = (phase: Phase, what: string) => z.int().positive().optional().describe(`${what}; absent: ${DEFAULT_MAX_TOKENS[phase]}.`);
