@@ -9,6 +9,7 @@ import { FieldMapping } from './trace.js';
 import { JuryMode } from './verdict.js';
 import { KafkaConfig } from './kafka.js';
 import { S3Config } from './s3.js';
+import type { Phase } from './usage.js';
 
 export const BreakerConfig = z
   .object({
@@ -48,6 +49,11 @@ export const EndpointConfig = z
     model_path: z.string().min(1).optional().describe('kind `local`: a .gguf file (`~` expanded), or a name from `reasoning-jury models list` (e.g. `smollm2-135m`). Required for kind `local`.'),
     threads: z.int().positive().optional().describe('kind `local`: inference threads; default 1 under CI, else up to 4 (leaving a core free).'),
     context_size: z.int().positive().optional().describe('kind `local`: context window in tokens; default the model\'s training context, capped at 16,384.'),
+    context_window: z
+      .int()
+      .positive()
+      .optional()
+      .describe('Context window in tokens of the models served here (prompt plus reply). A call whose estimated prompt (characters / 4, plus 4 per message) plus max_tokens exceeds it fails before it is sent. Absent: read once per model from GET /models when the server tells (vLLM `max_model_len`, llama.cpp `meta.n_ctx` / `meta.n_ctx_train`, OpenRouter `context_length`), else not checked. Not used by kind `local`, which checks with its own tokenizer.'),
   })
   .strict()
   .superRefine((e, ctx) => {
@@ -64,7 +70,12 @@ export const ParticipantConfig = z
     model: z.string().min(1).describe('Model name sent to the endpoint (for kind `local` only a label); also the key into `prices`.'),
     temperature: z.number().min(0).max(2).default(1.0).describe('Sampling temperature.'),
     top_p: z.number().gt(0).max(1).optional().describe('Nucleus sampling; absent: the server\'s default.'),
-    max_tokens: z.int().positive().optional().describe('Most tokens per reply; absent: the server\'s default.'),
+    max_tokens: z.int().positive().optional().describe('Most tokens per reply; absent: `max_tokens.<kind of call>` (kind `local`: the model\'s context).'),
+    truncation_retry_max_tokens: z
+      .int()
+      .positive()
+      .optional()
+      .describe('A reply cut at max_tokens (finish reason `length`) is asked again once with this larger budget (capped by the context window); absent, or not larger than the budget used: the seat fails with `truncated at max_tokens (N)`. A cut reply is never repaired into a judgement.'),
     seed: z.int().optional().describe('Sampling seed. Absent: a stable seed derived from `id`, so jurors sharing a model draw independent samples and a re-run draws the same ones.'),
     reasoning_effort: z.enum(['low', 'medium', 'high']).optional().describe('Reasoning effort sent to reasoning models (ignored by kind `local`); absent: not sent.'),
     extra_body: z.record(z.string(), z.unknown()).optional().describe('Extra JSON merged into the request body last, so it can override any field (provider-specific knobs; ignored by kind `local`).'),
@@ -72,6 +83,32 @@ export const ParticipantConfig = z
   .strict()
   .describe('A model seat: a juror, the consolidator, the moderator or a taxonomy seat.');
 export type ParticipantConfig = z.infer<typeof ParticipantConfig>;
+
+/** max_tokens sent by a seat without its own, per kind of call (`max_tokens` in the config). */
+export const DEFAULT_MAX_TOKENS: Readonly<Record<Phase, number>> = {
+  phase1: 8192,
+  consolidation: 8192,
+  extraction: 8192,
+  moderator: 2048,
+  juror_turn: 2048,
+  // induction writes a whole taxonomy in one reply
+  taxonomy: 8192,
+};
+
+const budget = (phase: Phase, what: string) => z.int().positive().optional().describe(`${what}; absent: ${DEFAULT_MAX_TOKENS[phase]}.`);
+
+export const MaxTokensConfig = z
+  .object({
+    phase1: budget('phase1', 'Juror Phase 1 judgements'),
+    consolidation: budget('consolidation', 'The consolidator\'s merged judgement'),
+    moderator: budget('moderator', 'Each moderator decision'),
+    juror_turn: budget('juror_turn', 'Each juror turn of a deliberation (prose)'),
+    extraction: budget('extraction', 'The verdict extracted from a deliberation'),
+    taxonomy: budget('taxonomy', 'Taxonomy assignment and induction calls'),
+  })
+  .strict()
+  .describe('Default max_tokens per kind of call, for seats without their own `max_tokens` (kind `local` endpoints excepted: the model\'s context bounds them). Every HTTP call carries a budget, so a server never generates to the end of its context for a reply nobody waits for.');
+export type MaxTokensConfig = z.infer<typeof MaxTokensConfig>;
 
 export const PriceConfig = z
   .object({
@@ -239,6 +276,8 @@ export const JuryConfig = z
       .strict()
       .default({ mapping: FieldMapping.parse({}) })
       .describe('How input rows become trace records.'),
+    // Optional rather than defaulted so configs without it keep their config_hash.
+    max_tokens: MaxTokensConfig.optional(),
     // Optional rather than defaulted so configs without it keep their config_hash.
     taxonomy: TaxonomyConfig.optional(),
     // Optional rather than defaulted so configs without it keep their config_hash.

@@ -87,8 +87,8 @@ export const StepRow = z
     record_id: z.string().min(1).describe('The record the step belongs to.'),
     /** 1-based, matching statement_refs and STEP-n. */
     step_index: int32().positive().describe('Step number, 1-based, matching `statement_refs` and STEP-n.'),
-    max_impact: Impact.nullable().describe('Highest severity of the defects citing this step; null when none does.'),
-    label: z.boolean().describe('True when the step is erroneous: `max_impact` is at least `severity_threshold`.'),
+    max_impact: Impact.nullable().describe('Highest severity of the defects citing this step; null when none does, and on every step of a record without a verdict.'),
+    label: z.boolean().nullable().describe('True when the step is erroneous: `max_impact` is at least `severity_threshold`. Null when the record has no verdict: unjudged, not clean.'),
     defect_ids: z.array(z.string()).describe('`defect_id`s of the defects citing this step.'),
   })
   .describe('One row per step of every judged record: the step-level labels.');

@@ -64,6 +64,7 @@ export async function openRuntime(opts: RuntimeOptions): Promise<JuryRuntime> {
     providerFor: opts.providerFor ?? defaultProviderFor,
     ...(opts.observer ? { observer: opts.observer } : {}),
     maxOutageMs: config.max_outage_ms,
+    ...(config.max_tokens ? { maxTokens: config.max_tokens } : {}),
   });
   // Records start Phase 1 as fast as the endpoints serve it, so calls do not pile up in our limiter.
   const admission = phase1Admission((name) => (Object.hasOwn(config.endpoints, name) ? config.endpoints[name]!.max_concurrency : undefined));

@@ -32,7 +32,7 @@ export function criticalPathMs(v: Verdict): number {
 
 /** A verdict and its record's position/meta -> its rows of the shard tables. */
 export function deriveRows(v: Verdict, position: SourcePosition, meta: Record<string, unknown>, config: Pick<JuryConfig, 'severity_threshold' | 'filter' | 'verdict_details'>): DerivedRows {
-  const steps = stepRows(v.record_id, v.n_steps, v.defects, config.severity_threshold);
+  const steps = stepRows(v.record_id, v.n_steps, v.defects, config.severity_threshold, v.error === null);
   const sum = (k: 'tokens_in' | 'tokens_out' | 'cost_usd') => v.usage.reduce((a, u) => a + u[k], 0);
   const verdict: VerdictRow = {
     record_id: v.record_id,

@@ -14,8 +14,21 @@ import type { ChatMessage } from './types.js';
  * ok: usable reply. retryable_error: failed, will be retried. error: failed for good.
  * reask: reply was not valid JSON for the schema and a corrective re-ask follows.
  * invalid_json: the re-ask's reply was still invalid (the call fails). cache_hit: no HTTP at all.
+ * truncated: reply cut at max_tokens, asked again once with a larger budget (turn
+ * `larger_budget`); a cut reply that is not asked again is an `error`, `truncated at max_tokens (N)`.
  */
-export type AuditOutcome = 'ok' | 'retryable_error' | 'error' | 'invalid_json' | 'reask' | 'cache_hit';
+export type AuditOutcome = 'ok' | 'retryable_error' | 'error' | 'invalid_json' | 'reask' | 'truncated' | 'cache_hit';
+
+/** The sampling settings an attempt was sent with; absent fields were not sent. */
+export interface AuditSampling {
+  temperature?: number;
+  top_p?: number;
+  max_tokens?: number;
+  seed?: number;
+  reasoning_effort?: string;
+  /** how structured output was asked for: `none`, or the endpoint's response_format kind */
+  response_format: string;
+}
 
 export interface AuditEntry {
   ts: string;
@@ -28,8 +41,8 @@ export interface AuditEntry {
   endpoint: string;
   /** "text" or "structured:<schemaName>" */
   kind: string;
-  /** "initial" or "reask" (the corrective turn); absent for cache hits */
-  turn?: 'initial' | 'reask';
+  /** "initial", "reask" (the corrective turn) or "larger_budget" (a cut turn asked again); absent for cache hits */
+  turn?: 'initial' | 'reask' | 'larger_budget';
   prompt_hash: string;
   messages: ChatMessage[];
   response: string | null;
@@ -46,6 +59,8 @@ export interface AuditEntry {
   error: string | null;
   /** why the reply ended, on lines that carry one (ok, reask, invalid_json, truncated, cache_hit) */
   finish_reason?: FinishReason;
+  /** what the attempt was sent with (absent for cache hits: nothing was sent) */
+  sampling?: AuditSampling;
 }
 
 export interface AuditLog {

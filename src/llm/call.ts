@@ -8,7 +8,8 @@ import { generateObject, generateText, type CallModel } from './generate.js';
 import { newMeter, usageOf, type CostFn } from './layers/usage.js';
 import { queueClock } from './queue-clock.js';
 import type { CallHandler, CallInfo, Completion, ModelCall } from './model.js';
-import { ModelCallError, NoObjectGeneratedError, type CallResult } from './types.js';
+import { checkFit, largerBudget } from './tokens.js';
+import { ModelCallError, NoObjectGeneratedError, type CallResult, type WindowSource } from './types.js';
 
 export interface CoreDeps {
   /** aborted by Gateway.close(): nothing queued or in flight outlives the gateway */
@@ -23,7 +24,10 @@ export function callCore(deps: CoreDeps): CallHandler {
   return async <T>(call: ModelCall<T>): Promise<CallResult<T>> => {
     const link = onShutdown(call.signal);
     try {
-      const model = bindCall(call, link.signal, deps);
+      // A prompt that cannot fit fails here, before anything is sent or counted as an attempt.
+      const window = await call.endpoint.window(call.request.model, link.signal);
+      checkFit(call.request.messages, call.request.max_tokens, window, `${whoOf(call)}: `);
+      const model = bindCall(call, link.signal, deps, window);
       if (call.schema) return await generateObject(model, { request: call.request, schema: call.schema, schemaName: call.schemaName ?? 'object' });
       return (await generateText(model, call.request)) as CallResult<T>;
     } finally {
@@ -32,19 +36,27 @@ export function callCore(deps: CoreDeps): CallHandler {
   };
 }
 
-function bindCall(call: ModelCall<unknown>, signal: AbortSignal, deps: CoreDeps): CallModel {
+function whoOf(call: ModelCall<unknown>): string {
+  return `${call.ctx.participant} (${call.seat.model}@${call.seat.endpoint}, ${call.ctx.phase})`;
+}
+
+function bindCall(call: ModelCall<unknown>, signal: AbortSignal, deps: CoreDeps, window: WindowSource | undefined): CallModel {
   const t0 = deps.now();
   const queue = queueClock(deps.now, call.onQueue);
   const info: CallInfo = { ctx: call.ctx, seat: call.seat, kind: call.kind, meter: newMeter(), onQueue: queue.onQueue };
   // A call's latency is the time the endpoint (and backoff) took, not the wait in our own limiter.
   const usage = (outcome: 'ok' | 'error') => usageOf(info, deps.costOf, deps.now() - t0 - queue.ms(), outcome);
   return {
-    turn: (req, turn, check) => call.endpoint.turn(req, { call: info, turn, signal, ...(check ? { check } : {}) }),
+    async turn(req, turn, check) {
+      // Later turns are longer (a re-ask carries the reply) or ask for more: they must fit too.
+      if (turn !== 'initial') checkFit(req.messages, req.max_tokens, window);
+      return call.endpoint.turn(req, { call: info, turn, signal, ...(check ? { check } : {}) });
+    },
+    largerBudget: (req) => largerBudget(req.max_tokens, call.seat.truncation_retry_max_tokens, req.messages, window),
     usage,
     fail(reason: string, reply?: Completion): ModelCallError {
       const u = usage('error');
-      const { ctx, seat } = call;
-      const message = deps.redact(`${ctx.participant} (${seat.model}@${seat.endpoint}, ${ctx.phase}) failed after ${u.attempts} attempt(s): ${reason}`);
+      const message = deps.redact(`${whoOf(call)} failed after ${u.attempts} attempt(s): ${reason}`);
       if (!reply) return new ModelCallError(message, u);
       return new NoObjectGeneratedError(message, u, { text: reply.content, finishReason: reply.finish_reason, reason: deps.redact(reason) });
     },

@@ -1,7 +1,8 @@
 /**
  * Why a model stopped producing its reply, in one small vocabulary whatever the server says.
- * Only `length` changes what the gateway does (a structured reply cut at max_tokens fails at once);
- * the others are recorded for the audit log and callers.
+ * Only `length` changes what the gateway does (a reply cut at max_tokens is never accepted: it is
+ * asked again with a larger budget or fails, src/llm/generate.ts); the others are recorded for the
+ * audit log and callers.
  */
 export type FinishReason = 'stop' | 'length' | 'content_filter' | 'tool_calls' | 'error' | 'other';
 

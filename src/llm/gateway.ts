@@ -12,10 +12,11 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { ZodType } from 'zod';
-import type { PriceConfig } from '../../schemas/config.js';
+import type { MaxTokensConfig, PriceConfig } from '../../schemas/config.js';
 import { createAuditLog } from './audit.js';
 import { createResponseCache } from './cache.js';
 import { callCore } from './call.js';
+import { contextWindows } from './context-window.js';
 import { jsonSchemaOf } from './generate.js';
 import { HealthRegistry, type HealthClock, type HealthView } from './health.js';
 import { auditAttempts, auditCacheHits } from './layers/audit.js';
@@ -34,6 +35,7 @@ import type { GatewayObserver } from './observer.js';
 import { createOpenAIProvider } from './openai-provider.js';
 import { createRedactor } from '../util/redact.js';
 import type { SleepFn } from './retry.js';
+import { budgetFor } from './tokens.js';
 import type { CallContext, CallResult, ChatMessage, ChatRequest, EndpointConfig, ModelGateway, ParticipantConfig, Provider } from './types.js';
 
 export interface GatewayOptions {
@@ -55,6 +57,8 @@ export interface GatewayOptions {
   maxOutageMs?: number;
   /** test seam for the breakers' clock and timers */
   healthClock?: HealthClock;
+  /** default max_tokens per kind of call (the config's `max_tokens`); unset kinds: DEFAULT_MAX_TOKENS */
+  maxTokens?: MaxTokensConfig;
 }
 
 export const DEFAULT_MAX_OUTAGE_MS = 30 * 60_000;
@@ -85,10 +89,15 @@ export function createGateway(opts: GatewayOptions): Gateway {
   const shutdown = new AbortController();
   // Every in-flight call listens on it (and stops listening when done), so many listeners are normal.
   setMaxListeners(0, shutdown.signal);
-  const auditLayers: AttemptLayer[] = audit.enabled ? [auditAttempts(audit, now)] : [];
   const observer = opts.observer ?? {};
   const health = new HealthRegistry(opts.maxOutageMs ?? DEFAULT_MAX_OUTAGE_MS, opts.healthClock);
-  const attemptLayers = (limiter: Limiter): AttemptLayer[] => [countUsage, ...auditLayers, observeAttempts(observer, now), redactLayer(redactor), limitLayer(limiter)];
+  const attemptLayers = (limiter: Limiter, config: EndpointConfig): AttemptLayer[] => [
+    countUsage,
+    ...(audit.enabled ? [auditAttempts(audit, now, config)] : []),
+    observeAttempts(observer, now),
+    redactLayer(redactor),
+    limitLayer(limiter),
+  ];
   const endpoints = endpointRegistry(opts, env, (name, config, provider, limiter) => {
     const policy = { maxRetries: config.max_retries, baseMs: config.backoff_base_ms, maxMs: config.backoff_max_ms };
     const retry = retryLayer(policy, { ...(opts.random ? { random: opts.random } : {}), ...(opts.sleep ? { sleep: opts.sleep } : {}) });
@@ -97,7 +106,8 @@ export function createGateway(opts: GatewayOptions): Gateway {
     const probeTimeoutMs = Math.min(config.timeout_ms, 10_000);
     const probe = provider.probe ? () => provider.probe!(AbortSignal.timeout(probeTimeoutMs)) : undefined;
     const breaker = health.breaker(name, { failures: b.failures, probeIntervalMs: b.probe_interval_ms, probeMaxIntervalMs: b.probe_max_interval_ms, ...(probe ? { probe } : {}) });
-    return { name, config, provider, limiter, turn: retry(stackAttempt(providerAttempt(provider), [healthLayer(breaker), ...attemptLayers(limiter)])) };
+    const turn = retry(stackAttempt(providerAttempt(provider), [healthLayer(breaker), ...attemptLayers(limiter, config)]));
+    return { name, config, provider, limiter, turn, window: contextWindows(name, config, provider) };
   });
   const handle = stackCalls(callCore({ shutdown: shutdown.signal, costOf: (m, i, o) => ledger.costOf(m, i, o), redact: redactor.text, now }), [
     ledgerLayer(ledger),
@@ -106,7 +116,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
     cacheLayer(createResponseCache(opts.cache)),
   ]);
   let closed = false;
-  const call = frontDoor(handle, endpoints.get, () => closed);
+  const call = frontDoor(handle, endpoints.get, () => closed, opts.maxTokens ?? {});
   return {
     ledger,
     health: health.view,
@@ -155,11 +165,11 @@ interface AnyCall {
 }
 
 /** What structured() and text() share: checks, the request built from the seat, then the layers. */
-function frontDoor(handle: CallHandler, endpoint: (name: string) => Endpoint, isClosed: () => boolean) {
+function frontDoor(handle: CallHandler, endpoint: (name: string) => Endpoint, isClosed: () => boolean, maxTokens: MaxTokensConfig) {
   return async <T>(c: AnyCall, kind: string, schema?: ZodType<T>, schemaName?: string): Promise<CallResult<T>> => {
     if (isClosed()) throw new Error('gateway is closed');
     const ep = endpoint(c.seat.endpoint);
-    const request = requestFor(c.seat, c.messages, schema ? jsonSchemaOf(schema) : undefined);
+    const request = requestFor(c.seat, budgetFor(c.seat, c.ctx.phase, ep.config, maxTokens), c.messages, schema ? jsonSchemaOf(schema) : undefined);
     return handle<T>({
       ctx: c.ctx,
       seat: c.seat,
@@ -173,13 +183,13 @@ function frontDoor(handle: CallHandler, endpoint: (name: string) => Endpoint, is
   };
 }
 
-function requestFor(seat: ParticipantConfig, messages: ChatMessage[], jsonSchema: Record<string, unknown> | undefined): ChatRequest {
+function requestFor(seat: ParticipantConfig, maxTokens: number | undefined, messages: ChatMessage[], jsonSchema: Record<string, unknown> | undefined): ChatRequest {
   return {
     model: seat.model,
     messages,
     temperature: seat.temperature,
     ...(seat.top_p !== undefined ? { top_p: seat.top_p } : {}),
-    ...(seat.max_tokens !== undefined ? { max_tokens: seat.max_tokens } : {}),
+    ...(maxTokens !== undefined ? { max_tokens: maxTokens } : {}),
     ...(seat.seed !== undefined ? { seed: seat.seed } : {}),
     ...(seat.reasoning_effort !== undefined ? { reasoning_effort: seat.reasoning_effort } : {}),
     ...(seat.extra_body !== undefined ? { extra_body: seat.extra_body } : {}),

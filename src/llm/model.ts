@@ -10,7 +10,7 @@
 import type { ZodType } from 'zod';
 import type { EndpointConfig } from '../../schemas/config.js';
 import type { FinishReason } from './finish-reason.js';
-import type { CallContext, CallResult, ChatRequest, ChatResponse, ParticipantConfig, Provider } from './types.js';
+import type { CallContext, CallResult, ChatRequest, ChatResponse, ParticipantConfig, Provider, WindowSource } from './types.js';
 
 /** A provider's reply after normalisation: finish_reason is always known. */
 export interface Completion {
@@ -39,18 +39,20 @@ export interface CallInfo {
   onQueue?: (waiting: boolean) => void;
 }
 
-/** How a structured call judged a reply the moment it arrived (for the audit line). */
+/** "initial"; "reask", the one corrective turn; "larger_budget", a cut turn asked again with more max_tokens */
+export type TurnKind = 'initial' | 'reask' | 'larger_budget';
+
+/** How a call judged a reply the moment it arrived (for the audit line). */
 export interface ReplyCheck {
-  outcome: 'ok' | 'reask' | 'invalid_json' | 'error';
+  outcome: 'ok' | 'reask' | 'invalid_json' | 'truncated' | 'error';
   error: string | null;
 }
 
 export interface TurnInfo {
   call: CallInfo;
-  /** "initial", or "reask" for the one corrective turn */
-  turn: 'initial' | 'reask';
+  turn: TurnKind;
   signal: AbortSignal;
-  /** set by structured calls; absent means every reply is fine as it is */
+  /** absent means every reply is fine as it is */
   check?: (c: Completion) => ReplyCheck;
 }
 
@@ -71,6 +73,8 @@ export interface EndpointHandle {
   name: string;
   config: EndpointConfig;
   turn: TurnModel;
+  /** the context window of one of its models, when known (configured or told by the server) */
+  window(model: string, signal: AbortSignal): Promise<WindowSource | undefined>;
 }
 
 /** One logical call as it travels through the call layers. */

@@ -19,6 +19,7 @@ import { dialectFields } from './dialect.js';
 import { toFinishReason } from './finish-reason.js';
 import { pooledFetch } from './pooled-fetch.js';
 import { asRejection } from './rejection.js';
+import { windowFromModels } from './tokens.js';
 import { logger, type Logger } from '../util/log.js';
 import { createRedactor, type Redactor } from '../util/redact.js';
 import { ProviderError, type ChatRequest, type ChatResponse, type EndpointConfig, type Provider } from './types.js';
@@ -127,6 +128,21 @@ export function createOpenAIProvider(name: string, endpoint: EndpointConfig, opt
         throw new ProviderError(redactor.text(short(`probe GET /models: ${detail}`)), true, undefined, undefined, 'connection');
       }
       if (status >= 500) throw new ProviderError(`probe GET /models: HTTP ${status}`, true, status);
+    },
+    async contextWindow(model: string, signal: AbortSignal) {
+      // A server without /models (or one that says nothing of context) leaves calls unchecked.
+      const url = `${endpoint.base_url!.replace(/\/+$/, '')}/models`;
+      const res = await request(url, { method: 'GET', headers: { ...endpoint.headers, authorization: `Bearer ${apiKey}` }, dispatcher: agent, signal });
+      if (res.statusCode >= 500) {
+        await res.body.dump();
+        throw new ProviderError(`GET /models: HTTP ${res.statusCode}`, true, res.statusCode);
+      }
+      if (res.statusCode >= 300) {
+        await res.body.dump();
+        return undefined;
+      }
+      const body: unknown = await res.body.json().catch(() => null);
+      return windowFromModels(body, model);
     },
     async close() {
       dialects.close();

@@ -51,7 +51,19 @@ export interface Provider {
    * The endpoint's breaker probes with it while the endpoint is down.
    */
   probe?(signal: AbortSignal): Promise<void>;
+  /**
+   * What the server says about `model`'s context window (HTTP: GET /models); undefined when it
+   * says nothing; throws when it cannot be asked (it is asked again later).
+   */
+  contextWindow?(model: string, signal: AbortSignal): Promise<WindowSource | undefined>;
   close?(): Promise<void>;
+}
+
+/** A model's context window in tokens, and where the number came from (for messages). */
+export interface WindowSource {
+  tokens: number;
+  /** e.g. "endpoints.vllm.context_window" or "GET /models max_model_len" */
+  from: string;
 }
 
 /** Failures that say the server could not be reached or did not answer, whatever was asked. */
@@ -115,7 +127,7 @@ export interface CallResult<T> {
   usage: CallUsage;
   /** true when served from the response cache (never part of a verdict, so replays stay identical). */
   cached: boolean;
-  /** why the (last) reply ended; the gateway always fills it, cache hits of old entries say `stop` */
+  /** why the (last) reply ended; the gateway always fills it, cache hits of old entries say `stop`; never `length` */
   finish_reason?: FinishReason;
 }
 
@@ -130,12 +142,17 @@ export class ModelCallError extends Error {
   }
 }
 
-/** The reason a structured call gives when its reply was cut at max_tokens: never repaired or re-asked. */
+/** The reason a call gives when its reply was cut at max_tokens: never repaired into a result. */
 export const TRUNCATED_REASON = 'truncated at max_tokens';
 
+/** TRUNCATED_REASON with the budget the cut reply had, e.g. `truncated at max_tokens (2048)`. */
+export function truncatedAt(maxTokens: number | undefined): string {
+  return `${TRUNCATED_REASON} (${maxTokens ?? "none sent: the server's own limit"})`;
+}
+
 /**
- * A structured call that got replies but no valid object: the last reply was truncated, or still
- * invalid after the one re-ask. Still a ModelCallError (usage covers every attempt), so callers
+ * A call that got replies but no usable one: the last reply was truncated (structured or text),
+ * or a structured reply still invalid after the one re-ask. Still a ModelCallError (usage covers every attempt), so callers
  * that only know ModelCallError keep working; `reason` is the message without who failed.
  */
 export class NoObjectGeneratedError extends ModelCallError {

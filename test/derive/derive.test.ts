@@ -25,6 +25,17 @@ describe('step labels', () => {
     expect(rows[1]!.defect_ids).toEqual(['r#d0', 'r#d1']);
     expect(stepRows('r', 4, [d([1], 'minor')], 'major')[0]!.label).toBe(false);
   });
+
+  it('leaves every step of a record without a verdict unjudged (null), never clean (false)', () => {
+    const v = verdict({ n_steps: 3, error: 'only 1 of 3 jurors succeeded (need 2)', jurors_ok: 1 });
+    const rows = deriveRows(v, { source: 'file', unit: 'a.jsonl', offset: 0 }, {}, { severity_threshold: 'minor', filter: policy });
+    expect(rows.steps.map((r) => [r.step_index, r.max_impact, r.label])).toEqual([[1, null, null], [2, null, null], [3, null, null]]);
+    for (const r of rows.steps) expect(StepRow.parse(r)).toEqual(r);
+    // the same record with a verdict: its clean steps are judged clean
+    const judged = deriveRows(verdict({ n_steps: 3 }), { source: 'file', unit: 'a.jsonl', offset: 0 }, {}, { severity_threshold: 'minor', filter: policy });
+    expect(judged.steps.map((r) => r.label)).toEqual([false, false, false]);
+    expect(rows.decision).toMatchObject({ decision: 'review', flagged_step_rate: 0, fatal_step_rate: 0 });
+  });
 });
 
 describe('filter decisions', () => {

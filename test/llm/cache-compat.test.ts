@@ -11,7 +11,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EndpointConfig, ParticipantConfig } from '../../schemas/config.js';
 import { JudgementOutput } from '../../schemas/defect.js';
+import { cacheKey } from '../../src/llm/cache.js';
 import { createGateway } from '../../src/llm/gateway.js';
+import { DEFAULT_MAX_TOKENS } from '../../src/llm/tokens.js';
 import type { ChatMessage, Provider } from '../../src/llm/types.js';
 
 const FIXTURE = join(import.meta.dirname, 'fixtures', 'cache-v1');
@@ -94,6 +96,31 @@ describe('response cache written by the previous gateway', () => {
     await gw.close();
     const fixture = entries(FIXTURE);
     expect(Object.keys(fixture).sort()).toEqual([join(TEXT_KEY.slice(0, 2), `${TEXT_KEY}.json`), join(STRUCTURED_KEY.slice(0, 2), `${STRUCTURED_KEY}.json`)]);
-    expect(entries(dir)).toEqual(fixture);
+    // Every call now carries a max_tokens and the key says what was sent: the judge seat has none
+    // of its own, so its call goes out with the phase1 default and is stored under that key, with
+    // the same entry otherwise. The moderator seat has its own max_tokens: byte-identical.
+    const sent = { model: 'judge-model', messages, temperature: 0.3, seed: 11, max_tokens: DEFAULT_MAX_TOKENS.phase1 };
+    const budgeted = cacheKey({ base_url: 'simulator:builtin', request: sent, sample_index: 2, kind: 'structured:JudgementOutput' });
+    const oldStructured = fixture[join(STRUCTURED_KEY.slice(0, 2), `${STRUCTURED_KEY}.json`)]!;
+    expect(entries(dir)).toEqual({
+      [join(TEXT_KEY.slice(0, 2), `${TEXT_KEY}.json`)]: fixture[join(TEXT_KEY.slice(0, 2), `${TEXT_KEY}.json`)],
+      [join(budgeted.slice(0, 2), `${budgeted}.json`)]: oldStructured.replace(STRUCTURED_KEY, budgeted),
+    });
+  });
+
+  it('replays an entry written without max_tokens only when its reply ended within the budget', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rj-compat-'));
+    cpSync(FIXTURE, dir, { recursive: true });
+    let made = 0;
+    // the fixture's structured reply took 45 tokens: a 40-token budget would have cut it
+    const tight = ParticipantConfig.parse({ ...judgeSeat, max_tokens: 40 });
+    const roomy = ParticipantConfig.parse({ ...judgeSeat, max_tokens: 45 });
+    const { gw } = gateway(dir, (name) => ({ name, complete: async (req, signal) => (made++, recorded(name).complete(req, signal)) }));
+    const ask = (seat: ParticipantConfig) => gw.structured({ ctx, seat, messages, schema: JudgementOutput, schemaName: 'JudgementOutput' });
+    expect((await ask(roomy)).cached).toBe(true);
+    expect(made).toBe(0);
+    expect((await ask(tight)).cached).toBe(false);
+    expect(made).toBe(1);
+    await gw.close();
   });
 });

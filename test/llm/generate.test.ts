@@ -10,7 +10,7 @@ import { EndpointConfig, ParticipantConfig } from '../../schemas/config.js';
 import { JudgementOutput } from '../../schemas/defect.js';
 import type { AuditEntry } from '../../src/llm/audit.js';
 import { createGateway, type Gateway } from '../../src/llm/gateway.js';
-import { ModelCallError, NoObjectGeneratedError, TRUNCATED_REASON, type CallContext, type ChatMessage } from '../../src/llm/types.js';
+import { ModelCallError, NoObjectGeneratedError, TRUNCATED_REASON, truncatedAt, type CallContext, type ChatMessage } from '../../src/llm/types.js';
 import { ok, startScriptedServer, type Script, type ScriptedServer } from './helpers/scripted-server.js';
 
 // Counts jsonrepair calls made by src/llm/json.ts, still repairing for real.
@@ -94,9 +94,10 @@ describe('generateObject: truncated replies', () => {
     expect(repairs.n).toBe(0);
     expect(err).toBeInstanceOf(NoObjectGeneratedError);
     const e = err as NoObjectGeneratedError;
-    expect(e.reason).toBe(TRUNCATED_REASON);
+    // the reason names the budget that cut the reply (the seat's max_tokens here)
+    expect(e.reason).toBe(truncatedAt(40));
     expect(TRUNCATED_REASON).toBe('truncated at max_tokens');
-    expect(e.message).toBe('juror-a (m@local, phase1) failed after 1 attempt(s): truncated at max_tokens');
+    expect(e.message).toBe('juror-a (m@local, phase1) failed after 1 attempt(s): truncated at max_tokens (40)');
     expect(e.text).toBe(CUT);
     expect(e.finishReason).toBe('length');
     expect(e.usage).toMatchObject({ attempts: 1, outcome: 'error', tokens_in: 50, tokens_out: 40, participant: 'juror-a', phase: 'phase1' });
@@ -105,7 +106,7 @@ describe('generateObject: truncated replies', () => {
     expect(await readdir(join(h.dir, 'cache')).catch(() => [])).toEqual([]);
     const lines = await h.audit();
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ turn: 'initial', attempt: 1, outcome: 'error', error: TRUNCATED_REASON, finish_reason: 'length', response: CUT, usage: { tokens_in: 50, tokens_out: 40 } });
+    expect(lines[0]).toMatchObject({ turn: 'initial', attempt: 1, outcome: 'error', error: truncatedAt(40), finish_reason: 'length', response: CUT, usage: { tokens_in: 50, tokens_out: 40 } });
   });
 
   it('the same cut reply without finish_reason length is still repaired (behaviour kept)', async () => {
@@ -122,21 +123,24 @@ describe('generateObject: truncated replies', () => {
     const err = (await failure(judge(h))) as NoObjectGeneratedError;
     expect(h.server.requests).toHaveLength(2);
     expect(err).toBeInstanceOf(NoObjectGeneratedError);
-    expect(err.reason).toBe(TRUNCATED_REASON);
-    expect(err.message).toMatch(/failed after 2 attempt\(s\): truncated at max_tokens$/);
+    expect(err.reason).toBe(truncatedAt(40));
+    expect(err.message).toMatch(/failed after 2 attempt\(s\): truncated at max_tokens \(40\)$/);
     expect(err.usage).toMatchObject({ attempts: 2, tokens_in: 30, tokens_out: 45 });
     const lines = await h.audit();
-    expect(lines.map((l) => [l.turn, l.outcome, l.error === TRUNCATED_REASON])).toEqual([['initial', 'reask', false], ['reask', 'error', true]]);
+    expect(lines.map((l) => [l.turn, l.outcome, l.error === truncatedAt(40)])).toEqual([['initial', 'reask', false], ['reask', 'error', true]]);
   });
 
-  it('text calls keep a cut reply as it is and say why it ended', async () => {
-    const h = await harness([ok('The moderator says: next spea', { finish_reason: 'length' })]);
-    const res = await h.gw.text({ ctx: { ...ctx, phase: 'moderator', participant: 'moderator' }, seat, messages });
-    expect(res.value).toBe('The moderator says: next spea');
-    expect(res.finish_reason).toBe('length');
-    const again = await h.gw.text({ ctx: { ...ctx, phase: 'moderator', participant: 'moderator' }, seat, messages });
-    expect(again).toMatchObject({ cached: true, finish_reason: 'length', value: res.value });
-    expect((await h.audit()).map((l) => [l.outcome, l.finish_reason])).toEqual([['ok', 'length'], ['cache_hit', 'length']]);
+  it('text calls fail on a cut reply too (a deliberation turn cut mid-sentence is no turn), and nothing is cached', async () => {
+    const h = await harness([ok('The juror says: STEP-2 is wro', { finish_reason: 'length' }), ok('The juror says: STEP-2 is wrong.')]);
+    const turn = { ctx: { ...ctx, phase: 'juror_turn' as const, participant: 'juror-a' }, seat, messages };
+    const err = (await failure(h.gw.text(turn))) as NoObjectGeneratedError;
+    expect(err).toBeInstanceOf(NoObjectGeneratedError);
+    expect(err.message).toBe('juror-a (m@local, juror_turn) failed after 1 attempt(s): truncated at max_tokens (40)');
+    expect(err.text).toBe('The juror says: STEP-2 is wro');
+    // not cached: the same turn asked again goes to the server and gets its whole reply
+    const again = await h.gw.text(turn);
+    expect(again).toMatchObject({ cached: false, finish_reason: 'stop', value: 'The juror says: STEP-2 is wrong.' });
+    expect((await h.audit()).map((l) => [l.outcome, l.finish_reason, l.error])).toEqual([['error', 'length', truncatedAt(40)], ['ok', 'stop', null]]);
   });
 });
 

@@ -140,13 +140,13 @@ describe('audit layer: attempts', () => {
   it('one line per attempt with the meter attempt number, the check outcome and finish_reason', async () => {
     const log = memoryLog();
     let t = 0;
-    const attempt = auditAttempts(log, () => (t += 10))(async (_r, a) => {
+    const attempt = auditAttempts(log, () => (t += 10), { response_format: 'json_schema' })(async (_r, a) => {
       a.onStart?.();
       return reply('{"x":1}', { finish_reason: 'length', reasoning: 'r' });
     });
     const a = info({ turn: 'reask', check: () => ({ outcome: 'invalid_json', error: 'bad' }) });
     a.call.meter.attempts = 3;
-    await attempt(req, a);
+    await attempt({ ...req, temperature: 0.7, max_tokens: 64, seed: 5, json_schema: { type: 'object' } }, a);
     expect(log.lines).toHaveLength(1);
     const { ts, ...line } = log.lines[0]!;
     expect(Number.isNaN(Date.parse(ts))).toBe(false);
@@ -154,13 +154,14 @@ describe('audit layer: attempts', () => {
       caller: 'test.layers', phase: 'phase1', participant: 'juror-a', record_id: 'r', sample_index: 1, model: 'm', endpoint: 'ep', kind: 'text', turn: 'reask',
       prompt_hash: hashMessages(req.messages), messages: req.messages, response: '{"x":1}', reasoning: 'r', usage: { tokens_in: 3, tokens_out: 2 },
       latency_ms: 10, queue_ms: 10, attempt: 3, outcome: 'invalid_json', error: 'bad', finish_reason: 'length',
+      sampling: { temperature: 0.7, max_tokens: 64, seed: 5, response_format: 'json_schema' },
     });
-    expect(Object.keys(log.lines[0]!)).toEqual(['ts', 'caller', 'phase', 'participant', 'record_id', 'sample_index', 'model', 'endpoint', 'kind', 'turn', 'prompt_hash', 'messages', 'response', 'reasoning', 'usage', 'latency_ms', 'queue_ms', 'attempt', 'outcome', 'error', 'finish_reason']);
+    expect(Object.keys(log.lines[0]!)).toEqual(['ts', 'caller', 'phase', 'participant', 'record_id', 'sample_index', 'model', 'endpoint', 'kind', 'turn', 'prompt_hash', 'messages', 'response', 'reasoning', 'usage', 'latency_ms', 'queue_ms', 'attempt', 'outcome', 'error', 'finish_reason', 'sampling']);
   });
 
   it('failed attempts say retryable_error or error, with the HTTP status', async () => {
     const log = memoryLog();
-    const attempt = auditAttempts(log, () => 0)(async () => {
+    const attempt = auditAttempts(log, () => 0, { response_format: 'json_schema' })(async () => {
       throw new ProviderError('HTTP 429', true, 429);
     });
     await attempt(req, info({ willRetry: () => true })).catch(() => undefined);
@@ -169,12 +170,14 @@ describe('audit layer: attempts', () => {
       ['retryable_error', 429, 'HTTP 429', null, null],
       ['error', 429, 'HTTP 429', null, null],
     ]);
+    // a failed attempt still says what it was sent with; a text call asks for no JSON
+    expect(log.lines[0]!.sampling).toEqual({ response_format: 'none' });
   });
 });
 
 function modelCall<T>(over: Partial<ModelCall<T>> = {}): ModelCall<T> {
   const config = EndpointConfig.parse({ base_url: 'http://h/v1' });
-  return { ctx: { record_id: 'r', phase: 'phase1', participant: 'juror-a', caller: 'test.layers' }, seat, kind: 'text', request: req, endpoint: { name: 'ep', config, turn: async () => reply('x') }, ...over };
+  return { ctx: { record_id: 'r', phase: 'phase1', participant: 'juror-a', caller: 'test.layers' }, seat, kind: 'text', request: req, endpoint: { name: 'ep', config, turn: async () => reply('x'), window: async () => undefined }, ...over };
 }
 
 const usage: CallUsage = { phase: 'phase1', participant: 'juror-a', model: 'm', endpoint: 'ep', tokens_in: 3, tokens_out: 2, cost_usd: 0.25, latency_ms: 41, attempts: 1, outcome: 'ok' };
@@ -266,7 +269,7 @@ describe('audit log through the layer', () => {
   it('redacts on the way to disk', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'rj-layer-'));
     const log = createAuditLog(join(dir, 'a.jsonl'), createRedactor({ MY_TOKEN: 'tok-secret-999' }));
-    await auditAttempts(log, () => 0)(async () => reply('says tok-secret-999'))(req, info());
+    await auditAttempts(log, () => 0, { response_format: 'none' })(async () => reply('says tok-secret-999'))(req, info());
     await log.close();
     expect(await readFile(join(dir, 'a.jsonl'), 'utf8')).toContain('says [REDACTED]');
   });

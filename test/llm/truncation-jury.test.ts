@@ -15,7 +15,7 @@ import { readAudit } from '../deliberation/helpers.js';
 import { judgeAll, juryOn, withRuntime } from '../helpers/jury.js';
 
 describe('jury: a juror cut at max_tokens', () => {
-  it('is a degraded juror with reason "truncated at max_tokens", without a re-ask', async () => {
+  it('is a degraded juror with reason "truncated at max_tokens (3)", without a re-ask', async () => {
     const records = syntheticRecords(6, { seed: 4 });
     const sim = await startSimulator({ profile: withoutFaults(defaultProfile()), gold: buildGoldIndex(records) });
     try {
@@ -28,13 +28,13 @@ describe('jury: a juror cut at max_tokens', () => {
         expect(v.error).toBeNull();
         const j1 = v.phase1_judgements.find((j) => j.juror_id === 'jury-1')!;
         expect(j1.ok).toBe(false);
-        expect(j1.error).toBe(`jury-1 (sim-juror-b@sim, phase1) failed after 1 attempt(s): ${TRUNCATED_REASON}`);
+        expect(j1.error).toBe(`jury-1 (sim-juror-b@sim, phase1) failed after 1 attempt(s): ${TRUNCATED_REASON} (3)`);
         expect(v.degraded_reason).toBe(`1 of 3 jurors failed (jury-1: ${j1.error})`);
         expect(v.phase1_judgements.filter((j) => j.ok)).toHaveLength(2);
       }
       const lines = readAudit(audit).filter((l) => l.participant === 'jury-1');
       expect(lines).toHaveLength(records.length); // one attempt per record: no retry, no re-ask
-      for (const l of lines) expect(l).toMatchObject({ turn: 'initial', outcome: 'error', error: TRUNCATED_REASON, finish_reason: 'length' });
+      for (const l of lines) expect(l).toMatchObject({ turn: 'initial', outcome: 'error', error: `${TRUNCATED_REASON} (3)`, finish_reason: 'length', sampling: { max_tokens: 3 } });
     } finally {
       await sim.close();
     }

@@ -69,6 +69,9 @@ describe.skipIf(skip)(`a ${N}-record run is read by pyarrow and DuckDB`, () => {
     expect(a.max_ref).toBeGreaterThan(1);
     expect(a.labelled_steps as number).toBeGreaterThan(0);
     expect(a.labelled_steps as number).toBeLessThanOrEqual(a.steps_citing_defects as number);
+    // every record here got a verdict, so every step is judged: no null label
+    expect(a.unjudged_steps).toBe(0);
+    expect(a.null_labels).toBe(0);
     // The default policy drops every verdict carrying a fatal defect (none failed here).
     expect(a.fatal_dropped).toBe(a.verdicts_with_fatal);
     expect(Object.values(a.decisions).reduce((x, y) => x + y, 0)).toBe(N);

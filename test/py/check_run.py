@@ -26,6 +26,7 @@ for t in TABLES:
     report["pyarrow"][t] = {
         "rows": table.num_rows,
         "types": {f.name: str(f.type) for f in table.schema},
+        "nullable": {f.name: f.nullable for f in table.schema},
     }
     glob = os.path.join(path, "*", "*.parquet").replace("'", "''")
     rel = f"read_parquet('{glob}', hive_partitioning = true)"
@@ -44,6 +45,12 @@ report["aggregates"] = {
     "sum_n_defects": con.execute(f"select sum(n_defects) from {v}").fetchone()[0],
     "sum_tokens_in": con.execute(f"select sum(tokens_in) from {v}").fetchone()[0],
     "labelled_steps": con.execute(f"select count(*) from {s} where label").fetchone()[0],
+    # unjudged steps (their record has no verdict) must be null, never false
+    "null_labels": con.execute(f"select count(*) from {s} where label is null").fetchone()[0],
+    "unjudged_steps": con.execute(f"select count(*) from {s} st join {v} vd using (record_id) where vd.error is not null").fetchone()[0],
+    "unjudged_null_steps": con.execute(
+        f"select count(*) from {s} st join {v} vd using (record_id) where vd.error is not null and st.label is null and st.max_impact is null"
+    ).fetchone()[0],
     "steps_citing_defects": con.execute(f"select count(*) from {s} where len(defect_ids) > 0").fetchone()[0],
     "max_ref": con.execute(f"select max(r) from (select unnest(statement_refs) as r from {d})").fetchone()[0],
     "refs_beyond_steps": con.execute(

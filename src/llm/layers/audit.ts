@@ -1,12 +1,12 @@
 /**
  * Audit layers (paper App. L): one line per HTTP attempt, one per cache hit, written through the
  * audit log's redactor (src/llm/audit.ts). Field order and values are those the gateway always
- * wrote; `finish_reason` is added to lines that carry a reply.
+ * wrote; `finish_reason` is added to lines that carry a reply, `sampling` to every attempt's line.
  */
 import { hashMessages } from '../cache.js';
-import type { AuditEntry, AuditLog } from '../audit.js';
+import type { AuditEntry, AuditLog, AuditSampling } from '../audit.js';
 import type { AttemptLayer, CallInfo, CallLayer, Completion, ReplyCheck } from '../model.js';
-import type { CallContext, ChatMessage, ParticipantConfig, ProviderError } from '../types.js';
+import type { CallContext, ChatMessage, ChatRequest, EndpointConfig, ParticipantConfig, ProviderError } from '../types.js';
 
 type BaseFields = Pick<AuditEntry, 'caller' | 'phase' | 'participant' | 'record_id' | 'sample_index' | 'model' | 'endpoint' | 'kind'>;
 
@@ -29,8 +29,21 @@ function replyFields(c: Pick<Completion, 'content' | 'reasoning' | 'tokens_in' |
   return { response: c.content, reasoning: c.reasoning ?? null, usage: { tokens_in: c.tokens_in, tokens_out: c.tokens_out } };
 }
 
+/** What an attempt was sent with: the sampling fields of the request and how JSON was asked for. */
+export function samplingOf(req: ChatRequest, endpoint: Pick<EndpointConfig, 'response_format'>): AuditSampling {
+  return {
+    ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
+    ...(req.top_p !== undefined ? { top_p: req.top_p } : {}),
+    ...(req.max_tokens !== undefined ? { max_tokens: req.max_tokens } : {}),
+    ...(req.seed !== undefined ? { seed: req.seed } : {}),
+    ...(req.reasoning_effort !== undefined ? { reasoning_effort: req.reasoning_effort } : {}),
+    // Free-text calls carry no schema and are never constrained, whatever the endpoint says.
+    response_format: req.json_schema ? endpoint.response_format : 'none',
+  };
+}
+
 /** Attempt layer; sits inside the usage layer (attempt number) and outside redaction (errors). */
-export function auditAttempts(log: AuditLog, now: () => number): AttemptLayer {
+export function auditAttempts(log: AuditLog, now: () => number, endpoint: Pick<EndpointConfig, 'response_format'>): AttemptLayer {
   // One hash per turn's messages, however many attempts it takes.
   const hashes = new WeakMap<ChatMessage[], string>();
   const hashOf = (m: ChatMessage[]) => hashes.get(m) ?? hashes.set(m, hashMessages(m)).get(m)!;
@@ -59,6 +72,7 @@ export function auditAttempts(log: AuditLog, now: () => number): AttemptLayer {
         outcome: 'error',
         error: null,
         ...fields,
+        sampling: samplingOf(req, endpoint),
       });
     const onStart = () => {
       started = now(); // attempt latency excludes time spent queued behind the limiter

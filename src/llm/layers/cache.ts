@@ -3,8 +3,12 @@
  * first recorded (text, reasoning, usage, latency), which makes re-runs byte-identical. Only
  * successful calls are stored; a write failure costs a future re-call, not this result.
  * Key and entry format are those of src/llm/cache.ts (CACHE_FORMAT 1), unchanged.
+ *
+ * Calls now always carry a max_tokens (src/llm/tokens.ts). An entry written for the same call
+ * without one (before budgets were sent by default) still replays when its reply ended on its own
+ * within the budget: the budget would not have cut it, so the reply is the one this call gets.
  */
-import { cacheKey, type ResponseCache } from '../cache.js';
+import { cacheKey, type CacheEntry, type ResponseCache } from '../cache.js';
 import { parseReply } from '../generate.js';
 import type { CallLayer, EndpointHandle, ModelCall } from '../model.js';
 import type { CallResult } from '../types.js';
@@ -13,8 +17,9 @@ export function cacheLayer(cache: ResponseCache): CallLayer {
   if (!cache.enabled) return (next) => next;
   return (next) =>
     async <T>(call: ModelCall<T>): Promise<CallResult<T>> => {
-      const key = cacheKey({ base_url: cacheIdentity(call.endpoint), request: call.request, sample_index: call.ctx.sample_index, kind: call.kind });
-      const hit = await cache.get(key);
+      const keyOf = (request: ModelCall<T>['request']) => cacheKey({ base_url: cacheIdentity(call.endpoint), request, sample_index: call.ctx.sample_index, kind: call.kind });
+      const key = keyOf(call.request);
+      const hit = (await cache.get(key)) ?? (await unbudgeted(cache, call.request, keyOf));
       if (hit) {
         const parsed = parseReply(call, hit.raw);
         // An entry that no longer validates (schema changed) is treated as a miss.
@@ -34,6 +39,16 @@ export function cacheLayer(cache: ResponseCache): CallLayer {
       await cache.put(key, entry).catch(() => undefined);
       return res;
     };
+}
+
+/** The entry of the same request sent without max_tokens, if its reply fits the budget uncut. */
+async function unbudgeted(cache: ResponseCache, request: ModelCall<unknown>['request'], keyOf: (r: ModelCall<unknown>['request']) => string): Promise<CacheEntry | null> {
+  const budget = request.max_tokens;
+  if (budget === undefined) return null;
+  const { max_tokens: _budget, ...without } = request;
+  const hit = await cache.get(keyOf(without));
+  if (!hit || (hit.finish_reason ?? 'stop') !== 'stop' || hit.usage.tokens_out > budget) return null;
+  return hit;
 }
 
 /**

@@ -38,7 +38,10 @@ export interface RecordedRequest {
 export interface ScriptedServer {
   /** base URL including /v1, as EndpointConfig.base_url */
   url: string;
+  /** chat completions only */
   requests: RecordedRequest[];
+  /** GET /v1/models requests seen */
+  modelListings: number;
   maxInFlight: number;
   close(): Promise<void>;
 }
@@ -63,15 +66,26 @@ export function completion(r: Reply, model: string): Record<string, unknown> {
   };
 }
 
-export async function startScriptedServer(script: Script): Promise<ScriptedServer> {
+export interface ScriptedOptions {
+  /** body of GET /v1/models (200); absent: 404, like a server without the listing */
+  models?: unknown;
+}
+
+export async function startScriptedServer(script: Script, opts: ScriptedOptions = {}): Promise<ScriptedServer> {
   const requests: RecordedRequest[] = [];
   let inFlight = 0;
-  const state = { maxInFlight: 0 };
+  const state = { maxInFlight: 0, modelListings: 0 };
   const t0 = performance.now();
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
+      if (req.method === 'GET' && req.url?.replace(/\/+$/, '').endsWith('/models')) {
+        state.modelListings++;
+        if (opts.models === undefined) res.writeHead(404).end();
+        else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(opts.models));
+        return;
+      }
       if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
         res.writeHead(404).end();
         return;
@@ -103,6 +117,9 @@ export async function startScriptedServer(script: Script): Promise<ScriptedServe
     requests,
     get maxInFlight() {
       return state.maxInFlight;
+    },
+    get modelListings() {
+      return state.modelListings;
     },
     close: () =>
       new Promise<void>((resolve) => {
