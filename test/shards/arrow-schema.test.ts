@@ -45,7 +45,8 @@ describe('arrowSchemaFor', () => {
       const ids = fields.filter((f) => DataType.isDictionary(f.type)).map((f) => f.type.id);
       expect(new Set(ids).size).toBe(ids.length);
     }
-    expect(typeOf(StepRow)).toEqual({ record_id: 'Utf8', step_index: 'Int32', max_impact: 'Dictionary<Int32, Utf8>?', label: 'Bool', defect_ids: 'List<Utf8>' });
+    // label is nullable: null on the steps of a record without a verdict (unjudged, not clean).
+    expect(typeOf(StepRow)).toEqual({ record_id: 'Utf8', step_index: 'Int32', max_impact: 'Dictionary<Int32, Utf8>?', label: 'Bool?', defect_ids: 'List<Utf8>' });
   });
 
   it('honours arrow hints, optional and default wrappers', () => {
