@@ -105,24 +105,47 @@ export const SegmentationConfig = z
 
 const rate = z.number().min(0).max(1);
 
+const conditionShape = {
+  error: z.literal(true).optional().describe('Condition: no verdict could be formed (too few jurors).'),
+  degraded: z.literal(true).optional().describe('Condition: the verdict is degraded (a juror or Phase 2 failed).'),
+  min_impact: Impact.optional().describe('Condition: some consensus defect is at least this severe (`neutral` < `minor` < `major` < `fatal`).'),
+  fatal_step_rate_above: rate.optional().describe('Condition: the share of steps whose highest severity is fatal is above this.'),
+  flagged_step_rate_above: rate.optional().describe('Condition: the share of steps labelled erroneous (at `severity_threshold`) is above this.'),
+  confidence_below: rate.optional().describe('Condition: jury agreement (the verdict\'s confidence) is below this.'),
+  has_dissent: z.literal(true).optional().describe('Condition: some juror finding did not make the verdict.'),
+  dissent_at_least: z.int().positive().optional().describe('Condition: at least this many juror findings did not make the verdict (dissenting views).'),
+  category: z.array(z.string().min(1)).min(1).optional().describe('Condition: some consensus defect was assigned one of these taxonomy categories (needs `taxonomy`; unassigned defects match none).'),
+  leaf: z.array(z.string().min(1)).min(1).optional().describe('Condition: some consensus defect was assigned one of these taxonomy leaves (needs `taxonomy`).'),
+  votes_below: z.int().positive().optional().describe('Condition: some consensus defect has fewer juror votes than this (only defects whose mode records votes: `majority`, `consolidation`, `deliberation`).'),
+};
+/** The condition keys, in the order they are tested and named in errors. */
+export const FILTER_CONDITION_KEYS = Object.keys(conditionShape) as Array<keyof typeof conditionShape>;
+
+const presentConditions = (r: Record<string, unknown>): string[] => FILTER_CONDITION_KEYS.filter((k) => r[k] !== undefined);
+
+export const FilterCondition = z
+  .object(conditionShape)
+  .strict()
+  .superRefine((c, ctx) => {
+    const found = presentConditions(c);
+    if (found.length !== 1) ctx.addIssue({ code: 'custom', message: `a condition of \`all\` needs exactly one key, found ${found.length ? found.join(', ') : 'none'}` });
+  })
+  .describe('One condition of a rule\'s `all` list: exactly one of the condition keys of a rule.');
+export type FilterCondition = z.infer<typeof FilterCondition>;
+
 export const FilterRule = z
   .object({
     name: z.string().optional().describe('Name shown in the decision\'s `reason`; absent: `rule <n>` (1-based).'),
     decision: FilterDecision.describe('What a matching rule decides: `keep`, `drop` or `review`.'),
-    error: z.literal(true).optional().describe('Condition: no verdict could be formed (too few jurors).'),
-    degraded: z.literal(true).optional().describe('Condition: the verdict is degraded (a juror or Phase 2 failed).'),
-    min_impact: Impact.optional().describe('Condition: some consensus defect is at least this severe (`neutral` < `minor` < `major` < `fatal`).'),
-    fatal_step_rate_above: rate.optional().describe('Condition: the share of steps whose highest severity is fatal is above this.'),
-    flagged_step_rate_above: rate.optional().describe('Condition: the share of steps labelled erroneous (at `severity_threshold`) is above this.'),
-    confidence_below: rate.optional().describe('Condition: jury agreement (the verdict\'s confidence) is below this.'),
-    has_dissent: z.literal(true).optional().describe('Condition: some juror finding did not make the verdict.'),
+    ...conditionShape,
+    all: z.array(FilterCondition).min(1).optional().describe('Condition: every condition in this list holds (each item has one condition key, e.g. `[{ category: [arithmetic] }, { votes_below: 2 }]`).'),
   })
   .strict()
   .superRefine((r, ctx) => {
-    const conditions = ['error', 'degraded', 'min_impact', 'fatal_step_rate_above', 'flagged_step_rate_above', 'confidence_below', 'has_dissent'].filter((k) => (r as Record<string, unknown>)[k] !== undefined);
-    if (conditions.length !== 1) ctx.addIssue({ code: 'custom', message: `a rule needs exactly one condition, found ${conditions.length ? conditions.join(', ') : 'none'}` });
+    const found = [...presentConditions(r), ...(r.all !== undefined ? ['all'] : [])];
+    if (found.length !== 1) ctx.addIssue({ code: 'custom', message: `a rule needs exactly one condition (or \`all\` with a list of them), found ${found.length ? found.join(', ') : 'none'}` });
   })
-  .describe('One rule: a `decision` and exactly one condition.');
+  .describe('One rule: a `decision` and exactly one condition, or `all:` with a list of conditions that must all hold.');
 export type FilterRule = z.infer<typeof FilterRule>;
 
 export const DEFAULT_FILTER_RULES: z.input<typeof FilterRule>[] = [
@@ -134,7 +157,7 @@ export const DEFAULT_FILTER_RULES: z.input<typeof FilterRule>[] = [
 
 export const FilterPolicy = z
   .object({
-    rules: z.array(FilterRule).default(DEFAULT_FILTER_RULES as FilterRule[]).describe('Rules in order; the first whose condition holds decides. Each has a `decision` and exactly one condition.'),
+    rules: z.array(FilterRule).default(DEFAULT_FILTER_RULES as FilterRule[]).describe('Rules in order; the first whose condition holds decides. Each has a `decision` and exactly one condition (or `all:` with several). `reasoning-jury decide` applies another policy to committed verdicts without re-judging.'),
     default: FilterDecision.default('keep').describe('Decision for a record no rule matches.'),
   })
   .strict()
@@ -196,7 +219,7 @@ export const JuryConfig = z
     propagation: z.boolean().default(true).describe('Include the defect-propagation rule in the auditor prompt: steps built on an error are flagged with the same severity (paper default: on).'),
     severity_threshold: Impact.default('minor').describe('Lowest defect severity that labels a step erroneous in the `steps` table (`neutral` < `minor` < `major` < `fatal`).'),
     segmentation: SegmentationConfig.default({ mode: 'auto', max_steps: DEFAULT_MAX_STEPS }),
-    prices: z.record(z.string(), PriceConfig).default({}).describe('USD per million tokens by model name, for the ledger and the `cost_usd` columns; a model missing here costs 0.'),
+    prices: z.record(z.string(), PriceConfig).default({}).describe('USD per million tokens by model name, for the ledger and the `cost_usd` columns. A model missing here is warned about once at start, its calls have `cost_usd` null (unknown, not 0), and the run summary names it.'),
     cache: z
       .object({
         enabled: z.boolean().default(true).describe('Replay identical model calls from disk: a re-run with the same seats and prompts makes no model calls. `--no-cache` turns it off for one run.'),

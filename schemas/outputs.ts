@@ -39,6 +39,8 @@ export const VerdictRow = z.object({
   n_defects: int32().nonnegative(),
   max_impact: Impact.nullable(),
   confidence: rate,
+  /** Juror findings that did not make the verdict (dissenting views): what filter rules test. */
+  n_dissent: int32().nonnegative(),
   termination_reason: TerminationReason,
   rounds: int32().nonnegative(),
   degraded: z.boolean(),
@@ -46,7 +48,8 @@ export const VerdictRow = z.object({
   error: z.string().nullable(),
   tokens_in: int64().nonnegative(),
   tokens_out: int64().nonnegative(),
-  cost_usd: z.number().nonnegative(),
+  /** null when some call of the record used a model without a price (unknown, not free). */
+  cost_usd: z.number().nonnegative().nullable(),
   latency_ms: z.number().nonnegative(),
   prompt_hash: dictString(),
   config_hash: dictString(),

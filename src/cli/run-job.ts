@@ -8,6 +8,7 @@ import type { JuryConfig } from '../../schemas/config.js';
 import type { RangeSettings, ShardFormat } from '../../schemas/outputs.js';
 import { isKafkaUrl, isS3Url, openInput, openOutput, type OpenedInput, type OutputTarget } from '../compose/io.js';
 import { checkOneManifestSettings, RangeSettingsMismatch, readOutputState, type OutputState } from '../compose/resume.js';
+import { unpricedModels } from '../llm/ledger.js';
 import type { GatewayObserver } from '../llm/observer.js';
 import type { StageView } from '../ops/inputs.js';
 import { ShardCommitter } from '../pipeline/shard-commit.js';
@@ -59,6 +60,8 @@ export interface RunJobHooks {
   /** total records expected (for the ETA), once known */
   onTotal(total: number | undefined): void;
   onProgress(c: StageCounters): void;
+  /** the seats' models without a price (their cost_usd is null), once the config is loaded */
+  onUnpriced?(models: string[]): void;
   signal: AbortSignal;
   /** metrics and probes (`--metrics-port`): told what the job runs and how it goes */
   observe?: RunObserver;
@@ -97,6 +100,7 @@ async function outputState(output: OutputTarget, input: string, settings: RangeS
 export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<StageCounters> {
   const loaded = loadJuryConfig(opts);
   const config = opts.maxOutageMs !== undefined ? { ...loaded, max_outage_ms: opts.maxOutageMs } : loaded;
+  hooks.onUnpriced?.(unpricedModels(config));
   const inputUrl = opts.input ?? join(packageRoot(), 'examples', 'traces');
   // Endpoint keys can sit in variables of any name: they are secrets for the log as well.
   addLogSecrets(Object.values(config.endpoints).map((e) => (e.api_key_env ? process.env[e.api_key_env] : undefined)));

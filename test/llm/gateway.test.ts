@@ -263,7 +263,7 @@ describe('gateway: cache', () => {
     expect(second.reasoning).toBe('hmm');
     const s = h.gw.ledger.summary();
     expect(s).toMatchObject({ calls_made: 1, calls_cached: 1 });
-    expect(s.total.spent_usd).toBeCloseTo(first.usage.cost_usd, 12);
+    expect(s.total.spent_usd).toBeCloseTo(first.usage.cost_usd!, 12);
     expect((await h.audit()).map((l) => l.outcome)).toEqual(['ok', 'cache_hit']);
   });
 
@@ -387,7 +387,7 @@ describe('gateway: audit and ledger', () => {
     expect(s.total.calls).toBe(3);
     expect(s.total.tokens_in).toBe(7000);
     expect(s.total.tokens_out).toBe(1450);
-    expect(s.total.cost_usd).toBeCloseTo(all.reduce((a, u) => a + u.cost_usd, 0), 12);
+    expect(s.total.cost_usd).toBeCloseTo(all.reduce((a, u) => a + u.cost_usd!, 0), 12);
     expect(s.by_participant['juror-b']!.tokens_in).toBe(800);
     expect(s.by_phase.consolidation!.calls).toBe(1);
     expect(s.by_model['unpriced-model']!.cost_usd).toBe(0);
