@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { createRequire } from 'node:module';
 import type { z } from 'zod';
-import { JuryConfig, type JuryConfigInput } from '../../schemas/config.js';
+import { FilterPolicy, JuryConfig, type JuryConfigInput } from '../../schemas/config.js';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -31,20 +31,35 @@ export function parseConfig(raw: unknown, source = 'config'): JuryConfig {
 // then starts without it.
 const parseYaml = (text: string): unknown => (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
 
-export function loadConfigFile(path: string): JuryConfig {
+/**
+ * A filter policy for `decide`: a file holding `rules`/`default` alone, or a whole jury config
+ * whose `filter` section is taken (the rest is not read: `decide` calls no model).
+ */
+export function loadPolicyFile(path: string): FilterPolicy {
+  const raw = readStructured(path);
+  const section = raw && typeof raw === 'object' && 'filter' in raw ? (raw as { filter: unknown }).filter : raw;
+  const prefix = section === raw ? [] : ['filter'];
+  const res = FilterPolicy.safeParse(section);
+  if (!res.success) throw new ConfigError(formatIssues(res.error.issues.map((i) => ({ ...i, path: [...prefix, ...i.path] })), path));
+  return res.data;
+}
+
+function readStructured(path: string): unknown {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
     throw new ConfigError(`cannot read config ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
-  let raw: unknown;
   try {
-    raw = extname(path) === '.json' ? JSON.parse(text) : parseYaml(text);
+    return extname(path) === '.json' ? JSON.parse(text) : parseYaml(text);
   } catch (err) {
     throw new ConfigError(`cannot parse ${path}: ${(err as Error).message}`);
   }
-  return parseConfig(raw, path);
+}
+
+export function loadConfigFile(path: string): JuryConfig {
+  return parseConfig(readStructured(path), path);
 }
 
 /**
