@@ -32,7 +32,7 @@ export const EndpointConfig = z
       .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')
       .optional()
       .describe('Name of the environment variable that holds the API key; the key itself never enters the config. Absent (or the variable unset): a placeholder key is sent, which suits an unsecured server.'),
-    profile: z.string().optional().describe('kind `simulator`: simulator profile file (YAML, e.g. `examples/sim-profile.yaml`); the built-in profile when absent.'),
+    profile: z.string().optional().describe('kind `simulator`: simulator profile file (YAML, e.g. `examples/sim-profile.yaml`); the built-in profile when absent. A relative path is relative to the config file.'),
     max_concurrency: z.int().positive().default(8).describe('Most calls in flight to this endpoint at once; also the size of its HTTP connection pool.'),
     requests_per_second: z.number().positive().optional().describe('Most request starts per second; every HTTP attempt counts, retries included. Absent: no rate limit.'),
     timeout_ms: z.int().positive().default(120_000).describe('Longest one attempt may take, reply body included (kind `local`: the model\'s run, not the wait in its queue); a timed-out attempt is retried.'),
@@ -45,7 +45,7 @@ export const EndpointConfig = z
       .enum(['none', 'json_object', 'json_schema'])
       .default('none')
       .describe('Ask the server to constrain structured replies (jurors, consolidator, moderator): `json_schema` sends each call\'s JSON Schema as response_format (vLLM, SGLang, OpenAI, serve-local), `json_object` asks for JSON mode, `none` relies on the prompt. Replies are validated either way.'),
-    model_path: z.string().min(1).optional().describe('kind `local`: a .gguf file (`~` expanded), or a name from `reasoning-jury models list` (e.g. `smollm2-135m`). Required for kind `local`.'),
+    model_path: z.string().min(1).optional().describe('kind `local`: a .gguf file (`~` expanded), or a name from `reasoning-jury models list` (e.g. `smollm2-135m`). Required for kind `local`. A relative path is relative to the config file.'),
     threads: z.int().positive().optional().describe('kind `local`: inference threads; default 1 under CI, else up to 4 (leaving a core free).'),
     context_size: z.int().positive().optional().describe('kind `local`: context window in tokens; default the model\'s training context, capped at 16,384.'),
   })
@@ -167,7 +167,7 @@ export type FilterPolicy = z.infer<typeof FilterPolicy>;
 export const TaxonomyConfig = z
   .object({
     enabled: z.boolean().default(true).describe('`false` keeps the section but turns assignment off.'),
-    file: z.string().optional().describe('Taxonomy JSON (see `taxonomy/default.json`); absent: the shipped default (paper App. J).'),
+    file: z.string().optional().describe('Taxonomy JSON (see `taxonomy/default.json`); absent: the shipped default (paper App. J). A relative path is relative to the config file.'),
     assigner: ParticipantConfig.optional().describe('Seat that assigns leaves; absent: the consolidator\'s (else the first juror\'s) model at temperature 0.'),
     inducer: ParticipantConfig.optional().describe('Seat for `reasoning-jury taxonomy induce`; absent: the assigner.'),
     batch_size: z.int().positive().max(200).default(8).describe('Defects of one record labelled per call.'),
@@ -223,18 +223,18 @@ export const JuryConfig = z
     cache: z
       .object({
         enabled: z.boolean().default(true).describe('Replay identical model calls from disk: a re-run with the same seats and prompts makes no model calls. `--no-cache` turns it off for one run.'),
-        dir: z.string().default('.cache/responses').describe('Folder of cached replies, keyed by endpoint URL, model, sampling and prompt.'),
+        dir: z.string().default('.cache/responses').describe('Folder of cached replies, keyed by endpoint URL, model, sampling and prompt. Relative to the config file when the file sets it; the default is under the working directory.'),
       })
       .strict()
       .default({ enabled: true, dir: '.cache/responses' })
       .describe('Response cache (operational, not in config_hash).'),
     audit_log: z
-      .object({ path: z.string().nullable().default(null).describe('JSONL file that every model call is appended to (prompt, reply, usage, outcome); `null`: none. `--audit-log` overrides it.') })
+      .object({ path: z.string().nullable().default(null).describe('JSONL file that every model call is appended to (prompt, reply, usage, outcome); `null`: none. `--audit-log` overrides it. A relative path is relative to the config file.') })
       .strict()
       .default({ path: null })
       .describe('Audit log of model calls (operational, not in config_hash).'),
     filter: FilterPolicy.default({ rules: DEFAULT_FILTER_RULES as FilterRule[], default: 'keep' }),
-    prompts_dir: z.string().optional().describe('Folder of prompt templates overriding the shipped ones (same file names, see `prompts/`); a template missing there comes from the shipped set.'),
+    prompts_dir: z.string().optional().describe('Folder of prompt templates overriding the shipped ones (same file names, see `prompts/`); a template missing there comes from the shipped set. A relative path is relative to the config file. It must exist.'),
     input: z
       .object({ mapping: FieldMapping.default(FieldMapping.parse({})) })
       .strict()
