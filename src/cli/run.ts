@@ -54,8 +54,14 @@ function summaryText(c: StageCounters, out: string, seconds: number, unpriced: r
     ...(c.ranges_not_written > 0 ? [['ranges not written (partition moved or overlapped; re-read)', c.ranges_not_written]] : []),
     ...(c.storage_outages > 0 ? [['output store outages waited out', `${c.storage_outages} (${(c.storage_outage_ms / 1000).toFixed(1)} s, intake held)`]] : []),
     ['tokens in / out', `${c.tokens_in} / ${c.tokens_out}`],
-    ['cost (USD)', unpriced.length > 0 ? `${c.cost_usd.toFixed(6)} (priced models only; ${c.unpriced_records} record(s) with unknown cost)` : c.cost_usd.toFixed(6)],
-    ...(unpriced.length > 0 ? [['models without a price (cost_usd null)', unpriced.join(', ')]] : []),
+    // A plain number (scripts read it); what it leaves out is said on the rows after it.
+    ['cost (USD)', c.cost_usd.toFixed(6)],
+    ...(unpriced.length > 0
+      ? [
+          ['models without a price (cost_usd null)', unpriced.join(', ')],
+          ['  records with unknown cost (not in the cost above)', c.unpriced_records],
+        ]
+      : []),
     ['seconds', seconds.toFixed(1)],
   ];
   const w = Math.max(...rows.map((r) => String(r[0]).length));

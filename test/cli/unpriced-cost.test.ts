@@ -41,7 +41,7 @@ describe('models without a price', () => {
     expect(warnings).toHaveLength(3);
     for (const m of ['sim-juror-b', 'sim-juror-c', 'sim-consolidator']) expect(warnings.filter((w) => w.includes(`"${m}"`))).toHaveLength(1);
     expect(res.stdout).toMatch(/models without a price \(cost_usd null\)\s+sim-consolidator, sim-juror-b, sim-juror-c/);
-    expect(res.stdout).toMatch(/12 record\(s\) with unknown cost/);
+    expect(res.stdout).toMatch(/records with unknown cost \(not in the cost above\)\s+12\n/);
     const read = (out: string) => JSON.parse(execFileSync(python!, ['-c', READ_COST, join(dir, out)], { encoding: 'utf8' })) as { rows: Array<{ id: string; cost: number | null }>; nullable: boolean; type: string };
     const unpriced = read('out');
     expect(unpriced.rows).toHaveLength(12);
