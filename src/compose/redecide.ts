@@ -105,6 +105,10 @@ export async function redecide(o: RedecideOptions): Promise<RedecideResult> {
           source: m.source,
           first: m.first,
           last: m.last,
+          // TODO(issue 13, curated corpus): a fresh run also writes the corpus table, whose rows
+          // are the input records plus their decision. The shards do not hold the input, so
+          // `decide` cannot write it yet: it needs an `--input` (the run's input, checked against
+          // the manifest's range) to re-read each range's records and join them here.
           tables: { decisions: rows },
           ...(m.range ? { range: m.range } : {}),
           ...(m.settings ? { settings: { ...m.settings, formats: [...o.formats] } } : {}),
