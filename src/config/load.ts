@@ -120,7 +120,8 @@ export function configHash(c: JuryConfig): string {
   const shaping: Record<string, unknown> = Object.fromEntries(Object.entries(c).filter(([k]) => !operational.has(k)));
   // Paths as the file wrote them (see src/config/paths.ts): where the checkout lives is not what a verdict says.
   const written = (c as LoadedConfig)[WRITTEN_PATHS];
-  if (written?.prompts_dir !== undefined) shaping.prompts_dir = written.prompts_dir;
-  if (written?.['taxonomy.file'] !== undefined) shaping.taxonomy = { ...(shaping.taxonomy as object), file: written['taxonomy.file'] };
+  if (written?.prompts_dir && c.prompts_dir === written.prompts_dir.resolved) shaping.prompts_dir = written.prompts_dir.written;
+  const tax = written?.['taxonomy.file'];
+  if (tax && c.taxonomy?.file === tax.resolved) shaping.taxonomy = { ...c.taxonomy, file: tax.written };
   return createHash('sha256').update(JSON.stringify(canonical(shaping))).digest('hex').slice(0, 16);
 }

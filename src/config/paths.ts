@@ -13,9 +13,10 @@ import type { JuryConfig } from '../../schemas/config.js';
  * checkout or running from another folder does not change it.
  */
 export const WRITTEN_PATHS: unique symbol = Symbol('config paths as written');
+/** Per key: the value as written and what it resolved to (a later override of the key is hashed as it is). */
 export interface WrittenPaths {
-  'taxonomy.file'?: string;
-  prompts_dir?: string;
+  'taxonomy.file'?: { written: string; resolved: string };
+  prompts_dir?: { written: string; resolved: string };
 }
 export type LoadedConfig = JuryConfig & { [WRITTEN_PATHS]?: WrittenPaths };
 
@@ -53,7 +54,10 @@ export function resolveConfigPaths(c: JuryConfig, raw: unknown, configPath: stri
     ...(c.prompts_dir !== undefined ? { prompts_dir: rel(base, c.prompts_dir) } : {}),
     ...(c.taxonomy?.file !== undefined ? { taxonomy: { ...c.taxonomy, file: rel(base, c.taxonomy.file) } } : {}),
   };
-  out[WRITTEN_PATHS] = { ...(c.taxonomy?.file !== undefined ? { 'taxonomy.file': c.taxonomy.file } : {}), ...(c.prompts_dir !== undefined ? { prompts_dir: c.prompts_dir } : {}) };
+  out[WRITTEN_PATHS] = {
+    ...(c.taxonomy?.file !== undefined ? { 'taxonomy.file': { written: c.taxonomy.file, resolved: out.taxonomy!.file! } } : {}),
+    ...(c.prompts_dir !== undefined ? { prompts_dir: { written: c.prompts_dir, resolved: out.prompts_dir! } } : {}),
+  };
   return out;
 }
 
