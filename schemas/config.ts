@@ -33,7 +33,7 @@ export const EndpointConfig = z
       .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')
       .optional()
       .describe('Name of the environment variable that holds the API key; the key itself never enters the config. Absent (or the variable unset): a placeholder key is sent, which suits an unsecured server.'),
-    profile: z.string().optional().describe('kind `simulator`: simulator profile file (YAML, e.g. `examples/sim-profile.yaml`); the built-in profile when absent.'),
+    profile: z.string().optional().describe('kind `simulator`: simulator profile file (YAML, e.g. `examples/sim-profile.yaml`); the built-in profile when absent. A relative path is relative to the config file.'),
     max_concurrency: z.int().positive().default(8).describe('Most calls in flight to this endpoint at once; also the size of its HTTP connection pool, and what Phase 1 admission paces records by. Set 1 for a server that decodes one request at a time (llama.cpp server, llama-cpp-python), so requests wait in our queue, which `timeout_ms` and the Phase 1 ceiling do not count, rather than on the server.'),
     requests_per_second: z.number().positive().optional().describe('Most request starts per second; every HTTP attempt counts, retries included. Absent: no rate limit.'),
     timeout_ms: z.int().positive().default(120_000).describe('Longest one attempt may take, from leaving our queue to the end of the reply body (kind `local`: the model\'s run, not the wait in its queue); a timed-out attempt is retried.'),
@@ -46,7 +46,7 @@ export const EndpointConfig = z
       .enum(['none', 'json_object', 'json_schema', 'json_object_schema', 'guided_json', 'auto'])
       .default('none')
       .describe('How structured calls (jurors, consolidator, moderator) send their own JSON Schema, in the dialect the server takes: `json_schema` as response_format `{type: json_schema, json_schema: {schema}}` (OpenAI, vLLM, SGLang, serve-local); `json_object_schema` as `{type: json_object, schema}` (llama.cpp server, llama-cpp-python); `guided_json` as a top-level `guided_json` field (older vLLM); `json_object` JSON mode without a schema; `none` nothing, the prompt alone. `auto` tries them once per run in that order with a tiny request and keeps the best one the server accepts (logged). Free-text calls (deliberation turns) never carry one. Replies are validated either way; a server rejecting the field fails the call at once, naming this setting.'),
-    model_path: z.string().min(1).optional().describe('kind `local`: a .gguf file (`~` expanded), or a name from `reasoning-jury models list` (e.g. `smollm2-135m`). Required for kind `local`.'),
+    model_path: z.string().min(1).optional().describe('kind `local`: a .gguf file (`~` expanded), or a name from `reasoning-jury models list` (e.g. `smollm2-135m`). Required for kind `local`. A relative path is relative to the config file.'),
     threads: z.int().positive().optional().describe('kind `local`: inference threads; default 1 under CI, else up to 4 (leaving a core free).'),
     context_size: z.int().positive().optional().describe('kind `local`: context window in tokens; default the model\'s training context, capped at 16,384.'),
     context_window: z
@@ -142,24 +142,47 @@ export const SegmentationConfig = z
 
 const rate = z.number().min(0).max(1);
 
+const conditionShape = {
+  error: z.literal(true).optional().describe('Condition: no verdict could be formed (too few jurors).'),
+  degraded: z.literal(true).optional().describe('Condition: the verdict is degraded (a juror or Phase 2 failed).'),
+  min_impact: Impact.optional().describe('Condition: some consensus defect is at least this severe (`neutral` < `minor` < `major` < `fatal`).'),
+  fatal_step_rate_above: rate.optional().describe('Condition: the share of steps whose highest severity is fatal is above this.'),
+  flagged_step_rate_above: rate.optional().describe('Condition: the share of steps labelled erroneous (at `severity_threshold`) is above this.'),
+  confidence_below: rate.optional().describe('Condition: jury agreement (the verdict\'s confidence) is below this.'),
+  has_dissent: z.literal(true).optional().describe('Condition: some juror finding did not make the verdict.'),
+  dissent_at_least: z.int().positive().optional().describe('Condition: at least this many juror findings did not make the verdict (dissenting views).'),
+  category: z.array(z.string().min(1)).min(1).optional().describe('Condition: some consensus defect was assigned one of these taxonomy categories (needs `taxonomy`; unassigned defects match none).'),
+  leaf: z.array(z.string().min(1)).min(1).optional().describe('Condition: some consensus defect was assigned one of these taxonomy leaves (needs `taxonomy`).'),
+  votes_below: z.int().positive().optional().describe('Condition: some consensus defect has fewer juror votes than this (only defects whose mode records votes: `majority`, `consolidation`, `deliberation`).'),
+};
+/** The condition keys, in the order they are tested and named in errors. */
+export const FILTER_CONDITION_KEYS = Object.keys(conditionShape) as Array<keyof typeof conditionShape>;
+
+const presentConditions = (r: Record<string, unknown>): string[] => FILTER_CONDITION_KEYS.filter((k) => r[k] !== undefined);
+
+export const FilterCondition = z
+  .object(conditionShape)
+  .strict()
+  .superRefine((c, ctx) => {
+    const found = presentConditions(c);
+    if (found.length !== 1) ctx.addIssue({ code: 'custom', message: `a condition of \`all\` needs exactly one key, found ${found.length ? found.join(', ') : 'none'}` });
+  })
+  .describe('One condition of a rule\'s `all` list: exactly one of the condition keys of a rule.');
+export type FilterCondition = z.infer<typeof FilterCondition>;
+
 export const FilterRule = z
   .object({
     name: z.string().optional().describe('Name shown in the decision\'s `reason`; absent: `rule <n>` (1-based).'),
     decision: FilterDecision.describe('What a matching rule decides: `keep`, `drop` or `review`.'),
-    error: z.literal(true).optional().describe('Condition: no verdict could be formed (too few jurors).'),
-    degraded: z.literal(true).optional().describe('Condition: the verdict is degraded (a juror or Phase 2 failed).'),
-    min_impact: Impact.optional().describe('Condition: some consensus defect is at least this severe (`neutral` < `minor` < `major` < `fatal`).'),
-    fatal_step_rate_above: rate.optional().describe('Condition: the share of steps whose highest severity is fatal is above this.'),
-    flagged_step_rate_above: rate.optional().describe('Condition: the share of steps labelled erroneous (at `severity_threshold`) is above this.'),
-    confidence_below: rate.optional().describe('Condition: jury agreement (the verdict\'s confidence) is below this.'),
-    has_dissent: z.literal(true).optional().describe('Condition: some juror finding did not make the verdict.'),
+    ...conditionShape,
+    all: z.array(FilterCondition).min(1).optional().describe('Condition: every condition in this list holds (each item has one condition key, e.g. `[{ category: [arithmetic] }, { votes_below: 2 }]`).'),
   })
   .strict()
   .superRefine((r, ctx) => {
-    const conditions = ['error', 'degraded', 'min_impact', 'fatal_step_rate_above', 'flagged_step_rate_above', 'confidence_below', 'has_dissent'].filter((k) => (r as Record<string, unknown>)[k] !== undefined);
-    if (conditions.length !== 1) ctx.addIssue({ code: 'custom', message: `a rule needs exactly one condition, found ${conditions.length ? conditions.join(', ') : 'none'}` });
+    const found = [...presentConditions(r), ...(r.all !== undefined ? ['all'] : [])];
+    if (found.length !== 1) ctx.addIssue({ code: 'custom', message: `a rule needs exactly one condition (or \`all\` with a list of them), found ${found.length ? found.join(', ') : 'none'}` });
   })
-  .describe('One rule: a `decision` and exactly one condition.');
+  .describe('One rule: a `decision` and exactly one condition, or `all:` with a list of conditions that must all hold.');
 export type FilterRule = z.infer<typeof FilterRule>;
 
 export const DEFAULT_FILTER_RULES: z.input<typeof FilterRule>[] = [
@@ -171,7 +194,7 @@ export const DEFAULT_FILTER_RULES: z.input<typeof FilterRule>[] = [
 
 export const FilterPolicy = z
   .object({
-    rules: z.array(FilterRule).default(DEFAULT_FILTER_RULES as FilterRule[]).describe('Rules in order; the first whose condition holds decides. Each has a `decision` and exactly one condition.'),
+    rules: z.array(FilterRule).default(DEFAULT_FILTER_RULES as FilterRule[]).describe('Rules in order; the first whose condition holds decides. Each has a `decision` and exactly one condition (or `all:` with several). `reasoning-jury decide` applies another policy to committed verdicts without re-judging.'),
     default: FilterDecision.default('keep').describe('Decision for a record no rule matches.'),
   })
   .strict()
@@ -181,7 +204,7 @@ export type FilterPolicy = z.infer<typeof FilterPolicy>;
 export const TaxonomyConfig = z
   .object({
     enabled: z.boolean().default(true).describe('`false` keeps the section but turns assignment off.'),
-    file: z.string().optional().describe('Taxonomy JSON (see `taxonomy/default.json`); absent: the shipped default (paper App. J).'),
+    file: z.string().optional().describe('Taxonomy JSON (see `taxonomy/default.json`); absent: the shipped default (paper App. J). A relative path is relative to the config file.'),
     assigner: ParticipantConfig.optional().describe('Seat that assigns leaves; absent: the consolidator\'s (else the first juror\'s) model at temperature 0.'),
     inducer: ParticipantConfig.optional().describe('Seat for `reasoning-jury taxonomy induce`; absent: the assigner.'),
     batch_size: z.int().positive().max(200).default(8).describe('Defects of one record labelled per call.'),
@@ -244,24 +267,24 @@ export const JuryConfig = z
     propagation: z.boolean().default(true).describe('Include the defect-propagation rule in the auditor prompt: steps built on an error are flagged with the same severity (paper default: on).'),
     severity_threshold: Impact.default('minor').describe('Lowest defect severity that labels a step erroneous in the `steps` table (`neutral` < `minor` < `major` < `fatal`).'),
     segmentation: SegmentationConfig.default({ mode: 'auto', max_steps: DEFAULT_MAX_STEPS }),
-    prices: z.record(z.string(), PriceConfig).default({}).describe('USD per million tokens by model name, for the ledger and the `cost_usd` columns; a model missing here costs 0.'),
+    prices: z.record(z.string(), PriceConfig).default({}).describe('USD per million tokens by model name, for the ledger and the `cost_usd` columns. A model missing here is warned about once at start, its calls have `cost_usd` null (unknown, not 0), and the run summary names it.'),
     cache: z
       .object({
         enabled: z.boolean().default(true).describe('Replay identical model calls from disk: a re-run with the same seats and prompts makes no model calls. `--no-cache` turns it off for one run.'),
-        dir: z.string().default('.cache/responses').describe('Folder of cached replies, keyed by endpoint URL, model, sampling and prompt.'),
+        dir: z.string().default('.cache/responses').describe('Folder of cached replies, keyed by endpoint URL, model, sampling and prompt. Relative to the config file when the file sets it; the default is under the working directory.'),
       })
       .strict()
       .default({ enabled: true, dir: '.cache/responses' })
       .describe('Response cache (operational, not in config_hash).'),
     audit_log: z
-      .object({ path: z.string().nullable().default(null).describe('JSONL file that every model call is appended to (prompt, reply, usage, outcome); `null`: none. `--audit-log` overrides it.') })
+      .object({ path: z.string().nullable().default(null).describe('JSONL file that every model call is appended to (prompt, reply, usage, outcome); `null`: none. `--audit-log` overrides it. A relative path is relative to the config file.') })
       .strict()
       .default({ path: null })
       .describe('Audit log of model calls (operational, not in config_hash).'),
     // Optional rather than defaulted so configs without it keep their config_hash.
     verdict_details: VerdictDetails.optional().describe('Write the `verdict_details` table (Phase 1 judgements, transcript, dissent, termination; docs/tables.md): `auto` (absent) in deliberation mode only, `on` in every mode, `off` never. `--verdict-details` overrides it (operational, not in config_hash).'),
     filter: FilterPolicy.default({ rules: DEFAULT_FILTER_RULES as FilterRule[], default: 'keep' }),
-    prompts_dir: z.string().optional().describe('Folder of prompt templates overriding the shipped ones (same file names, see `prompts/`); a template missing there comes from the shipped set.'),
+    prompts_dir: z.string().optional().describe('Folder of prompt templates overriding the shipped ones (same file names, see `prompts/`); a template missing there comes from the shipped set. A relative path is relative to the config file. It must exist.'),
     input: z
       .object({
         mapping: FieldMapping.default(FieldMapping.parse({})),

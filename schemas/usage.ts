@@ -15,7 +15,8 @@ export const CallUsage = z.object({
   endpoint: z.string(),
   tokens_in: z.int().nonnegative(),
   tokens_out: z.int().nonnegative(),
-  cost_usd: z.number().nonnegative(),
+  /** null when the model has no price in the config (unknown, not 0) */
+  cost_usd: z.number().nonnegative().nullable(),
   latency_ms: z.number().nonnegative(),
   attempts: z.int().positive(),
   outcome: z.enum(['ok', 'error']),

@@ -12,7 +12,8 @@ describe('examples/jury.yaml', () => {
     const c = loadConfigFile(EXAMPLE);
     // "a commented example with vLLM, Ollama, OpenRouter and the simulator" (README)
     expect(Object.keys(c.endpoints)).toEqual(['sim', 'vllm', 'ollama', 'openrouter']);
-    expect(c.endpoints.sim).toMatchObject({ kind: 'simulator', profile: 'examples/sim-profile.yaml' });
+    // Written `sim-profile.yaml`: paths in a config are relative to the config file (issue 13).
+    expect(c.endpoints.sim).toMatchObject({ kind: 'simulator', profile: join(packageRoot(), 'examples', 'sim-profile.yaml') });
     expect(c.endpoints.vllm).toMatchObject({ kind: 'openai', base_url: 'http://127.0.0.1:8000/v1', api_key_env: 'VLLM_API_KEY', response_format: 'json_schema' });
     expect(c.endpoints.ollama).toMatchObject({ kind: 'openai', base_url: 'http://127.0.0.1:11434/v1' });
     expect(c.endpoints.openrouter).toMatchObject({ kind: 'openai', base_url: 'https://openrouter.ai/api/v1', api_key_env: 'OPENROUTER_API_KEY' });

@@ -9,6 +9,7 @@ import type { RangeSettings, ShardFormat } from '../../schemas/outputs.js';
 import { isKafkaUrl, isS3Url, openInput, openOutput, type OpenedInput, type OutputTarget } from '../compose/io.js';
 import { checkOneManifestSettings, identityOptions, RangeSettingsMismatch, readOutputState, type OutputState } from '../compose/resume.js';
 import { InputChangedError } from '../pipeline/input-identity.js';
+import { unpricedModels } from '../llm/ledger.js';
 import type { GatewayObserver } from '../llm/observer.js';
 import type { StageView } from '../ops/inputs.js';
 import { ShardCommitter } from '../pipeline/shard-commit.js';
@@ -65,6 +66,8 @@ export interface RunJobHooks {
   /** total records expected (for the ETA), once known */
   onTotal(total: number | undefined): void;
   onProgress(c: StageCounters): void;
+  /** the seats' models without a price (their cost_usd is null), once the config is loaded */
+  onUnpriced?(models: string[]): void;
   signal: AbortSignal;
   /** metrics and probes (`--metrics-port`): told what the job runs and how it goes */
   observe?: RunObserver;
@@ -77,10 +80,12 @@ export interface RunObserver {
   onRangeDone?(e: RangeTiming): void;
 }
 
-/** Connector and resume problems found before any work starts are one clear line, exit 2. */
-const asUsage = (err: Error): never => {
-  throw new UsageError(err.message);
-};
+/** Connector and resume problems found before any work starts are one clear line naming the flag, exit 2. */
+const asUsage =
+  (flag: string) =>
+  (err: Error): never => {
+    throw new UsageError(`${flag}: ${err.message.replace(/\s*\n\s*/g, ' ')}`);
+  };
 
 async function outputState(output: OutputTarget, input: string, settings: RangeSettings, resume: boolean): Promise<OutputState> {
   const empty: OutputState = { ranges: new Map(), records: 0, manifests: 0, content: new Map(), byUnit: new Map() };
@@ -107,15 +112,16 @@ export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<S
     ...(opts.maxOutageMs !== undefined ? { max_outage_ms: opts.maxOutageMs } : {}),
     ...(opts.verdictDetails !== undefined ? { verdict_details: opts.verdictDetails } : {}),
   };
+  hooks.onUnpriced?.(unpricedModels(config));
   const inputUrl = opts.input ?? join(packageRoot(), 'examples', 'traces');
   // Endpoint keys can sit in variables of any name: they are secrets for the log as well.
   addLogSecrets(Object.values(config.endpoints).map((e) => (e.api_key_env ? process.env[e.api_key_env] : undefined)));
   if (!opts.input) logger('cli').info(`no --input given, reading the bundled examples in ${inputUrl}`, { path: inputUrl });
-  const { output, retry } = withOutageRetry(await openOutput(opts.out, config).catch(asUsage), opts, hooks.signal);
+  const { output, retry } = withOutageRetry(await openOutput(opts.out, config).catch(asUsage('--out')), opts, hooks.signal);
   const settings: RangeSettings = { max_records: opts.maxRecords, max_chars: opts.maxChars, formats: opts.formats };
   const done = await outputState(output, inputUrl, settings, opts.resume);
   const { rank = 0, worldSize = 1, untilCaughtUp = false } = opts;
-  const input = await openInput(inputUrl, { config, store: output.store, committed: done.ranges, rank, worldSize, untilCaughtUp, signal: hooks.signal }).catch(asUsage);
+  const input = await openInput(inputUrl, { config, store: output.store, committed: done.ranges, rank, worldSize, untilCaughtUp, signal: hooks.signal }).catch(asUsage('--input'));
   try {
     // Simulated jurors learn the labels of local input files up front (kafka:// and s3:// give them with --gold).
     const labelled = isKafkaUrl(inputUrl) || isS3Url(inputUrl) ? {} : { input: inputUrl };

@@ -53,7 +53,7 @@ const positiveInt = (v: string, flag: string): number => {
   return n;
 };
 
-function summaryText(c: StageCounters, out: string, seconds: number): string {
+function summaryText(c: StageCounters, out: string, seconds: number, unpriced: readonly string[]): string {
   const rows = [
     ['records in', c.read + c.skipped_committed],
     ['  already committed (skipped)', c.skipped_committed],
@@ -70,7 +70,14 @@ function summaryText(c: StageCounters, out: string, seconds: number): string {
     ...(c.ranges_not_written > 0 ? [['ranges not written (partition moved or overlapped; re-read)', c.ranges_not_written]] : []),
     ...(c.storage_outages > 0 ? [['output store outages waited out', `${c.storage_outages} (${(c.storage_outage_ms / 1000).toFixed(1)} s, intake held)`]] : []),
     ['tokens in / out', `${c.tokens_in} / ${c.tokens_out}`],
+    // A plain number (scripts read it); what it leaves out is said on the rows after it.
     ['cost (USD)', c.cost_usd.toFixed(6)],
+    ...(unpriced.length > 0
+      ? [
+          ['models without a price (cost_usd null)', unpriced.join(', ')],
+          ['  records with unknown cost (not in the cost above)', c.unpriced_records],
+        ]
+      : []),
     ['seconds', seconds.toFixed(1)],
   ];
   const w = Math.max(...rows.map((r) => String(r[0]).length));
@@ -153,7 +160,7 @@ Examples:
         : undefined;
       try {
         const done = await runInWorker(job, maxHeapMb, opts.progress as ProgressMode, ops);
-        process.stdout.write(`${summaryText(done.counters, opts.out.startsWith('s3://') ? opts.out.replace(/\/+$/, '') : resolve(opts.out), (Date.now() - t0) / 1000)}\n`);
+        process.stdout.write(`${summaryText(done.counters, opts.out.startsWith('s3://') ? opts.out.replace(/\/+$/, '') : resolve(opts.out), (Date.now() - t0) / 1000, done.unpriced)}\n`);
         if (done.outage) throw new RunStoppedError(done.outage);
         if (done.stopped) process.stdout.write('stopped early: run the same command again to continue\n');
         await ops?.linger(metrics!.lingerS);
@@ -224,6 +231,8 @@ const OOM_HINT = 'raise --max-heap-mb, then run the same command again (committe
 interface WorkerOutcome {
   counters: StageCounters;
   stopped: boolean;
+  /** models without a price (their cost is unknown) */
+  unpriced: string[];
   /** set when an endpoint outage stopped the run: the one line to print */
   outage?: string;
 }
@@ -257,9 +266,9 @@ async function runInWorker(job: RunJobOptions, maxHeapMb: number, progressMode: 
     if (m.type === 'total') progress = createProgress(progressMode, m.total, { format: job.log.format });
     else if (m.type === 'progress') progress?.update(m.counters);
     else if (m.type === 'done') {
-      finished = { counters: m.counters, stopped: m.stopped };
+      finished = { counters: m.counters, stopped: m.stopped, unpriced: m.unpriced };
       ops?.finished(m.metrics);
-    } else if (m.type === 'outage') finished = { counters: m.counters, stopped: false, outage: m.message };
+    } else if (m.type === 'outage') finished = { counters: m.counters, stopped: false, unpriced: [], outage: m.message };
     else if (m.type === 'error') failure = m.report;
   });
   const exitCode = await new Promise<number>((resolve) => {

@@ -20,8 +20,17 @@ export interface OutputTarget {
   location: string;
 }
 
+/** A `scheme://` this stage does not read or write: refused rather than taken for a folder name. */
+export function unsupportedScheme(url: string, allowed: readonly string[]): string | null {
+  const m = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(url);
+  if (!m || allowed.includes(m[1]!.toLowerCase())) return null;
+  return `unsupported URL scheme "${m[1]}://" in ${url} (use ${allowed.map((s) => `${s}://`).join(', ')} or a local path)`;
+}
+
 /** `--out` as a store; an S3 bucket is checked before any work starts. */
 export async function openOutput(out: string, config: Pick<JuryConfig, 's3'>): Promise<OutputTarget> {
+  const bad = unsupportedScheme(out, ['s3']);
+  if (bad) throw new Error(bad);
   if (!isS3Url(out)) {
     const root = resolve(out);
     return { store: new LocalObjectStore(root), location: root };
@@ -53,6 +62,8 @@ export interface OpenedInput {
 }
 
 export async function openInput(url: string, ctx: InputContext): Promise<OpenedInput> {
+  const bad = unsupportedScheme(url, ['kafka', 's3']);
+  if (bad) throw new Error(bad);
   if (isKafkaUrl(url)) {
     const { openKafkaInput, kafkaSourceSetup } = await import('../../connectors/kafka/input.js');
     const setup = kafkaSourceSetup(await openKafkaInput(url, ctx.config.kafka), ctx.store, ctx);

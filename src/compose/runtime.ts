@@ -4,6 +4,8 @@ import { phase1Admission } from '../jury/admission.js';
 import type { JuryContext } from '../jury/judge.js';
 import type { JuryRuntime } from '../jury/runtime.js';
 import { createGateway } from '../llm/gateway.js';
+import { unpricedModels } from '../llm/ledger.js';
+import { logger } from '../util/log.js';
 import type { GatewayObserver } from '../llm/observer.js';
 import { createOpenAIProvider } from '../llm/openai-provider.js';
 import { resolveModelPath } from '../models/cache.js';
@@ -56,6 +58,8 @@ function gatewayEndpoints(opts: RuntimeOptions): Record<string, EndpointConfig> 
  */
 export async function openRuntime(opts: RuntimeOptions): Promise<JuryRuntime> {
   const { config } = opts;
+  // Once per model, before any call: the rows will say null (unknown), never a silent $0.
+  for (const model of unpricedModels(config)) logger('ledger').warn(`model "${model}" has no price under prices: cost_usd of its calls is null (unknown), not 0`, { model });
   const gateway = createGateway({
     endpoints: gatewayEndpoints(opts),
     prices: config.prices,

@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { createRequire } from 'node:module';
 import type { z } from 'zod';
-import { JuryConfig, type JuryConfigInput } from '../../schemas/config.js';
+import { FilterPolicy, JuryConfig, type JuryConfigInput } from '../../schemas/config.js';
+import { pathProblems, resolveConfigPaths, WRITTEN_PATHS, type LoadedConfig } from './paths.js';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -12,14 +13,19 @@ export class ConfigError extends Error {
   }
 }
 
-/** "jurors.1.endpoint: unknown endpoint ..." — one line per problem, each with its path. */
+/**
+ * "invalid config in jury.yaml: jurors.1.endpoint: unknown endpoint ...; mode: ..." — one line
+ * (a fatal error is one line on stderr), each problem with its key path.
+ */
 export function formatIssues(issues: readonly z.core.$ZodIssue[], source: string): string {
-  const lines = issues.map((i) => {
+  const parts = issues.map((i) => {
     const path = i.path.length > 0 ? i.path.map(String).join('.') : '(top level)';
-    return `  - ${path}: ${i.message}`;
+    return `${path}: ${oneLine(i.message)}`;
   });
-  return `invalid config in ${source}:\n${lines.join('\n')}`;
+  return `invalid config in ${source}: ${parts.join('; ')}`;
 }
+
+const oneLine = (s: string): string => s.replace(/\s*\n\s*/g, ' ').trim();
 
 export function parseConfig(raw: unknown, source = 'config'): JuryConfig {
   const res = JuryConfig.safeParse(raw);
@@ -31,20 +37,41 @@ export function parseConfig(raw: unknown, source = 'config'): JuryConfig {
 // then starts without it.
 const parseYaml = (text: string): unknown => (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
 
-export function loadConfigFile(path: string): JuryConfig {
+/**
+ * A filter policy for `decide`: a file holding `rules`/`default` alone, or a whole jury config
+ * whose `filter` section is taken (the rest is not read: `decide` calls no model).
+ */
+export function loadPolicyFile(path: string): FilterPolicy {
+  const raw = readStructured(path);
+  const section = raw && typeof raw === 'object' && 'filter' in raw ? (raw as { filter: unknown }).filter : raw;
+  const prefix = section === raw ? [] : ['filter'];
+  const res = FilterPolicy.safeParse(section);
+  if (!res.success) throw new ConfigError(formatIssues(res.error.issues.map((i) => ({ ...i, path: [...prefix, ...i.path] })), path));
+  return res.data;
+}
+
+function readStructured(path: string): unknown {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
     throw new ConfigError(`cannot read config ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
-  let raw: unknown;
   try {
-    raw = extname(path) === '.json' ? JSON.parse(text) : parseYaml(text);
+    return extname(path) === '.json' ? JSON.parse(text) : parseYaml(text);
   } catch (err) {
-    throw new ConfigError(`cannot parse ${path}: ${(err as Error).message}`);
+    // The YAML parser adds a code frame on further lines: the first line says what and where.
+    throw new ConfigError(`cannot parse ${path}: ${(err as Error).message.split('\n')[0]!.replace(/:$/, '')}`);
   }
-  return parseConfig(raw, path);
+}
+
+/** A config file, its paths resolved against its folder and the files it names checked. */
+export function loadConfigFile(path: string): JuryConfig {
+  const raw = readStructured(path);
+  const config = resolveConfigPaths(parseConfig(raw, path), raw, path);
+  const problems = pathProblems(config);
+  if (problems.length > 0) throw new ConfigError(`invalid config in ${path}: ${problems.join('; ')}`);
+  return config;
 }
 
 /**
@@ -90,6 +117,11 @@ export const OPERATIONAL_KEYS = ['endpoints', 'prices', 'cache', 'audit_log', 'm
  */
 export function configHash(c: JuryConfig): string {
   const operational = new Set<string>(OPERATIONAL_KEYS);
-  const shaping = Object.fromEntries(Object.entries(c).filter(([k]) => !operational.has(k)));
+  const shaping: Record<string, unknown> = Object.fromEntries(Object.entries(c).filter(([k]) => !operational.has(k)));
+  // Paths as the file wrote them (see src/config/paths.ts): where the checkout lives is not what a verdict says.
+  const written = (c as LoadedConfig)[WRITTEN_PATHS];
+  if (written?.prompts_dir && c.prompts_dir === written.prompts_dir.resolved) shaping.prompts_dir = written.prompts_dir.written;
+  const tax = written?.['taxonomy.file'];
+  if (tax && c.taxonomy?.file === tax.resolved) shaping.taxonomy = { ...c.taxonomy, file: tax.written };
   return createHash('sha256').update(JSON.stringify(canonical(shaping))).digest('hex').slice(0, 16);
 }

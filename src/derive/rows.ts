@@ -3,7 +3,7 @@ import { maxImpact } from '../../schemas/defect.js';
 import { type DecisionRow, type DefectRow, defectId, type StepRow, type VerdictDetailRow, type VerdictRow } from '../../schemas/outputs.js';
 import type { SourcePosition } from '../../schemas/trace.js';
 import type { Verdict } from '../../schemas/verdict.js';
-import { decide } from './decision.js';
+import { decideFacts, factsOfRows } from './decision.js';
 import { detailRow, wantsDetail } from './detail.js';
 import { stepRows } from './steps.js';
 
@@ -33,7 +33,7 @@ export function criticalPathMs(v: Verdict): number {
 /** A verdict and its record's position/meta -> its rows of the shard tables. */
 export function deriveRows(v: Verdict, position: SourcePosition, meta: Record<string, unknown>, config: Pick<JuryConfig, 'severity_threshold' | 'filter' | 'verdict_details'>): DerivedRows {
   const steps = stepRows(v.record_id, v.n_steps, v.defects, config.severity_threshold, v.error === null);
-  const sum = (k: 'tokens_in' | 'tokens_out' | 'cost_usd') => v.usage.reduce((a, u) => a + u[k], 0);
+  const sum = (k: 'tokens_in' | 'tokens_out') => v.usage.reduce((a, u) => a + u[k], 0);
   const verdict: VerdictRow = {
     record_id: v.record_id,
     mode: v.mode,
@@ -43,6 +43,7 @@ export function deriveRows(v: Verdict, position: SourcePosition, meta: Record<st
     n_defects: v.defects.length,
     max_impact: maxImpact(v.defects.map((d) => d.impact)),
     confidence: v.confidence,
+    n_dissent: v.dissenting_views.length,
     termination_reason: v.termination_reason,
     rounds: v.rounds,
     degraded: v.degraded,
@@ -50,7 +51,7 @@ export function deriveRows(v: Verdict, position: SourcePosition, meta: Record<st
     error: v.error,
     tokens_in: sum('tokens_in'),
     tokens_out: sum('tokens_out'),
-    cost_usd: sum('cost_usd'),
+    cost_usd: totalCost(v.usage),
     latency_ms: criticalPathMs(v),
     prompt_hash: v.prompt_hash,
     config_hash: v.config_hash,
@@ -73,6 +74,20 @@ export function deriveRows(v: Verdict, position: SourcePosition, meta: Record<st
     leaf_id: null,
     taxonomy_status: null,
   }));
-  const decision = decide(v, steps, config.filter);
-  return { verdict, defects, steps, decision, ...(wantsDetail(config.verdict_details, v.mode) ? { detail: detailRow(v) } : {}) };
+  return { verdict, defects, steps, decision: decideRows({ verdict, defects, steps }, config.filter), ...(wantsDetail(config.verdict_details, v.mode) ? { detail: detailRow(v) } : {}) };
+}
+
+/** The decision of a record's rows; the taxonomy step calls it again once defects have leaves. */
+export function decideRows(rows: Pick<DerivedRows, 'verdict' | 'defects' | 'steps'>, policy: JuryConfig['filter']): DecisionRow {
+  return decideFacts(factsOfRows(rows.verdict, rows.defects, rows.steps), policy);
+}
+
+/** Sum of the calls' costs; null as soon as one call's model has no price (the total is unknown). */
+export function totalCost(usage: readonly { cost_usd: number | null }[]): number | null {
+  let sum = 0;
+  for (const u of usage) {
+    if (u.cost_usd === null) return null;
+    sum += u.cost_usd;
+  }
+  return sum;
 }

@@ -30,7 +30,7 @@ export { countUsage, newMeter, usageOf, type CostFn } from './layers/usage.js';
 export { auditAttempts, auditCacheHits } from './layers/audit.js';
 export { cacheLayer, cacheIdentity } from './layers/cache.js';
 export { ledgerLayer } from './layers/ledger.js';
-export { Ledger, costOf, type LedgerSummary, type PriceTable, type Totals } from './ledger.js';
+export { Ledger, costOf, unpricedModels, type LedgerSummary, type PriceTable, type Totals } from './ledger.js';
 export { createRedactor, redactDeep, redactSecrets, secretValues, REDACTED, type Redactor } from '../util/redact.js';
 export { cacheKey, canonicalJson, createResponseCache, hashMessages, sha256, type CacheEntry, type CacheKeyInput, type ResponseCache } from './cache.js';
 export { createAuditLog, type AuditEntry, type AuditLog, type AuditOutcome } from './audit.js';

@@ -2,17 +2,24 @@
  * Token and dollar ledger. Aggregates incrementally (no per-call list) so a long streaming run
  * does not grow memory with every call; only the set of record ids is kept, for cost per record.
  */
-import type { PriceConfig } from '../../schemas/config.js';
+import type { JuryConfig, PriceConfig } from '../../schemas/config.js';
 import type { CallUsage } from '../../schemas/usage.js';
 import { RecentMap } from '../util/recent.js';
 
 export type PriceTable = Record<string, PriceConfig>;
 
-/** Dollars for one call; 0 for a model missing from the table (see `isPriced`). */
-export function costOf(prices: PriceTable, model: string, tokensIn: number, tokensOut: number): number {
+/** Dollars for one call; null for a model missing from the table: its cost is unknown, not 0. */
+export function costOf(prices: PriceTable, model: string, tokensIn: number, tokensOut: number): number | null {
   const p = Object.hasOwn(prices, model) ? prices[model] : undefined;
-  if (!p) return 0;
+  if (!p) return null;
   return (tokensIn * p.input_per_mtok + tokensOut * p.output_per_mtok) / 1_000_000;
+}
+
+/** Models of the config's seats with no entry under `prices`, sorted: their calls' cost is unknown. */
+export function unpricedModels(config: Pick<JuryConfig, 'jurors' | 'consolidator' | 'moderator' | 'taxonomy' | 'prices'>): string[] {
+  const seats = [...config.jurors, config.consolidator, config.moderator, config.taxonomy?.assigner, config.taxonomy?.inducer];
+  const models = new Set(seats.filter((s) => s !== undefined).map((s) => s.model));
+  return [...models].filter((m) => !Object.hasOwn(config.prices, m)).sort();
 }
 
 export interface Totals {
@@ -26,8 +33,10 @@ export interface Totals {
   attempts: number;
   tokens_in: number;
   tokens_out: number;
-  /** as recorded in CallUsage, cached calls included (what the verdicts say) */
+  /** as recorded in CallUsage, cached calls included (what the verdicts say); priced calls only */
   cost_usd: number;
+  /** calls whose model has no price: their cost is unknown and left out of cost_usd / spent_usd */
+  unpriced_calls: number;
   /** only calls that went to the network this run (what this run paid) */
   spent_usd: number;
 }
@@ -44,12 +53,12 @@ export interface LedgerSummary {
   /** logical calls that hit the network vs. were replayed from the cache */
   calls_made: number;
   calls_cached: number;
-  /** models that were called but have no price: their cost is counted as 0 */
+  /** models that were called but have no price: their calls' cost_usd is null, left out of the totals */
   unpriced_models: string[];
 }
 
 function emptyTotals(): Totals {
-  return { calls: 0, ok: 0, errors: 0, cached: 0, attempts: 0, tokens_in: 0, tokens_out: 0, cost_usd: 0, spent_usd: 0 };
+  return { calls: 0, ok: 0, errors: 0, cached: 0, attempts: 0, tokens_in: 0, tokens_out: 0, cost_usd: 0, unpriced_calls: 0, spent_usd: 0 };
 }
 
 function add(t: Totals, u: CallUsage, cached: boolean): void {
@@ -59,11 +68,12 @@ function add(t: Totals, u: CallUsage, cached: boolean): void {
   if (cached) t.cached += 1;
   else {
     t.attempts += u.attempts;
-    t.spent_usd += u.cost_usd;
+    t.spent_usd += u.cost_usd ?? 0;
   }
   t.tokens_in += u.tokens_in;
   t.tokens_out += u.tokens_out;
-  t.cost_usd += u.cost_usd;
+  if (u.cost_usd === null) t.unpriced_calls += 1;
+  else t.cost_usd += u.cost_usd;
 }
 
 function bump(map: Map<string, Totals>, key: string, u: CallUsage, cached: boolean): void {
@@ -85,7 +95,7 @@ export class Ledger {
 
   constructor(private readonly prices: PriceTable = {}) {}
 
-  costOf(model: string, tokensIn: number, tokensOut: number): number {
+  costOf(model: string, tokensIn: number, tokensOut: number): number | null {
     return costOf(this.prices, model, tokensIn, tokensOut);
   }
 

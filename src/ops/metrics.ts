@@ -165,7 +165,7 @@ function modelMetrics(registry: Registry): GatewayObserver {
       calls.inc({ ...l, outcome: e.usage.outcome });
       tokens.inc({ ...l, direction: 'in' }, e.usage.tokens_in);
       tokens.inc({ ...l, direction: 'out' }, e.usage.tokens_out);
-      cost.inc(l, e.usage.cost_usd);
+      if (e.usage.cost_usd !== null) cost.inc(l, e.usage.cost_usd);
     },
   };
 }

@@ -109,7 +109,10 @@ export interface StageCounters {
   ranges_retracted: number;
   tokens_in: number;
   tokens_out: number;
+  /** priced calls only: see unpriced_records */
   cost_usd: number;
+  /** judged records whose cost is unknown (some call used a model without a price) */
+  unpriced_records: number;
   /** output-store outages waited out (intake held meanwhile), and their total length */
   storage_outages: number;
   storage_outage_ms: number;
@@ -120,7 +123,7 @@ export interface StageCounters {
 }
 
 export function newCounters(): StageCounters {
-  return { read: 0, skipped_committed: 0, in_flight: 0, judged: 0, clean: 0, degraded: 0, no_verdict: 0, dead_letters: 0, ranges_committed: 0, records_committed: 0, ranges_not_written: 0, records_not_written: 0, dropped_revoked: 0, duplicates_dropped: 0, ranges_retracted: 0, tokens_in: 0, tokens_out: 0, cost_usd: 0, storage_outages: 0, storage_outage_ms: 0, pauses: 0, paused_ms: 0, paused: false };
+  return { read: 0, skipped_committed: 0, in_flight: 0, judged: 0, clean: 0, degraded: 0, no_verdict: 0, dead_letters: 0, ranges_committed: 0, records_committed: 0, ranges_not_written: 0, records_not_written: 0, dropped_revoked: 0, duplicates_dropped: 0, ranges_retracted: 0, tokens_in: 0, tokens_out: 0, cost_usd: 0, unpriced_records: 0, storage_outages: 0, storage_outage_ms: 0, pauses: 0, paused_ms: 0, paused: false };
 }
 
 /** Counts a record that finished its steps. */
@@ -137,7 +140,8 @@ export function countRecord(c: StageCounters, env: Envelope): void {
   else c.clean += 1;
   c.tokens_in += row.tokens_in;
   c.tokens_out += row.tokens_out;
-  c.cost_usd += row.cost_usd;
+  c.cost_usd += row.cost_usd ?? 0;
+  if (row.cost_usd === null) c.unpriced_records += 1;
 }
 
 export function countRange(c: StageCounters, outcome: RangeOutcome, records: number): void {

@@ -1,6 +1,6 @@
 import type { JuryConfig } from '../../schemas/config.js';
 import type { Verdict } from '../../schemas/verdict.js';
-import type { DerivedRows } from '../derive/rows.js';
+import { totalCost, type DerivedRows } from '../derive/rows.js';
 import type { ModelGateway } from '../llm/types.js';
 import type { PromptSet } from '../prompts/templates.js';
 import { createAssigner, statusOf, type Assigner } from './assign.js';
@@ -53,12 +53,13 @@ export function createTaxonomyEnricher(deps: EnricherDeps): { enrich: RowEnriche
         taxonomy_status: statusOf(label),
       };
     });
-    const sum = (k: 'tokens_in' | 'tokens_out' | 'cost_usd' | 'latency_ms') => usage.reduce((a, u) => a + u[k], 0);
+    const sum = (k: 'tokens_in' | 'tokens_out' | 'latency_ms') => usage.reduce((a, u) => a + u[k], 0);
+    const cost = totalCost(usage);
     const verdictRow = {
       ...rows.verdict,
       tokens_in: rows.verdict.tokens_in + sum('tokens_in'),
       tokens_out: rows.verdict.tokens_out + sum('tokens_out'),
-      cost_usd: rows.verdict.cost_usd + sum('cost_usd'),
+      cost_usd: rows.verdict.cost_usd === null || cost === null ? null : rows.verdict.cost_usd + cost,
       latency_ms: rows.verdict.latency_ms + sum('latency_ms'),
     };
     return { ...rows, verdict: verdictRow, defects };

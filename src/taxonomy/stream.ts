@@ -14,7 +14,8 @@ export function streamEnricher(config: JuryConfig, runtime: { gateway: ModelGate
   try {
     return createTaxonomyEnricher({ config, gateway: runtime.gateway, prompts: runtime.jury.prompts }).enrich;
   } catch (err) {
-    if (err instanceof TaxonomyError) throw new ConfigError(`taxonomy.file: ${err.message}`);
+    // One line: a fatal error is one line on stderr, each problem after a ';'.
+    if (err instanceof TaxonomyError) throw new ConfigError(`taxonomy.file: ${err.message.replace(/:?\s*\n\s*-?\s*/g, (m) => (m.startsWith(':') ? ': ' : '; '))}`);
     throw err;
   }
 }

@@ -31,7 +31,11 @@ function start(records: number, latencyMs: number, badLines: number): Running {
   // A few 429s and 500s, so error, retry and rate-limit counters have something to count.
   // Short backoffs: the default 500 ms base would make the retries, not the jury, set the pace.
   const sim = { kind: 'simulator', profile: join(dir, 'profile.yaml'), max_concurrency: 64, backoff_base_ms: 20, backoff_max_ms: 100 };
-  const config = fastSimConfig(dir, { endpoints: { sim } }, { latency_ms: { median: latencyMs, sigma: 0.3, max: latencyMs * 3 }, rate_429: 0.03, rate_500: 0.02, retry_after_ms: 5 });
+  // Every seat priced: a record with an unpriced call has cost_usd null and is left out of the
+  // summary's cost, while the cost metric counts each priced call (test/cli/unpriced-cost.test.ts).
+  const price = { input_per_mtok: 0.15, output_per_mtok: 0.62 };
+  const prices = Object.fromEntries(['sim-juror-a', 'sim-juror-b', 'sim-juror-c', 'sim-consolidator'].map((m) => [m, price]));
+  const config = fastSimConfig(dir, { endpoints: { sim }, prices }, { latency_ms: { median: latencyMs, sigma: 0.3, max: latencyMs * 3 }, rate_429: 0.03, rate_500: 0.02, retry_after_ms: 5 });
   const args = ['run', '--config', config, '--input', input, '--out', out, '--concurrency', '8', '--range-records', '40', '--progress', 'none'];
   const child = spawn(process.execPath, [BIN, ...args, '--metrics-port', '0', '--metrics-host', '127.0.0.1', '--metrics-linger', '600'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';

@@ -263,7 +263,7 @@ describe('gateway: cache', () => {
     expect(second.reasoning).toBe('hmm');
     const s = h.gw.ledger.summary();
     expect(s).toMatchObject({ calls_made: 1, calls_cached: 1 });
-    expect(s.total.spent_usd).toBeCloseTo(first.usage.cost_usd, 12);
+    expect(s.total.spent_usd).toBeCloseTo(first.usage.cost_usd!, 12);
     expect((await h.audit()).map((l) => l.outcome)).toEqual(['ok', 'cache_hit']);
   });
 
@@ -381,16 +381,17 @@ describe('gateway: audit and ledger', () => {
     const r3 = await h.gw.structured({ ctx: { ...ctx, record_id: 'b', phase: 'consolidation', participant: 'consolidator' }, seat: cheapSeat, messages, schema: z.object({ negatives: z.array(z.unknown()) }), schemaName: 'Loose' });
     expect(r1.usage.cost_usd).toBeCloseTo((1200 * 2 + 300 * 10) / 1e6, 12);
     expect(r2.usage.cost_usd).toBeCloseTo((800 * 2 + 150 * 10) / 1e6, 12);
-    expect(r3.usage.cost_usd).toBe(0);
+    expect(r3.usage.cost_usd).toBeNull(); // unknown, not free (issue 13)
     const s = h.gw.ledger.summary();
     const all = [r1, r2, r3].map((r) => r.usage);
     expect(s.total.calls).toBe(3);
     expect(s.total.tokens_in).toBe(7000);
     expect(s.total.tokens_out).toBe(1450);
-    expect(s.total.cost_usd).toBeCloseTo(all.reduce((a, u) => a + u.cost_usd, 0), 12);
+    expect(s.total.cost_usd).toBeCloseTo(all.reduce((a, u) => a + u.cost_usd!, 0), 12);
     expect(s.by_participant['juror-b']!.tokens_in).toBe(800);
     expect(s.by_phase.consolidation!.calls).toBe(1);
-    expect(s.by_model['unpriced-model']!.cost_usd).toBe(0);
+    expect(s.by_model['unpriced-model']!.cost_usd).toBe(0); // totals hold priced calls only
+    expect(s.by_model['unpriced-model']!.unpriced_calls).toBe(1);
     expect(s.unpriced_models).toEqual(['unpriced-model']);
     expect(s.records).toBe(2);
     expect(s.cost_per_record_mean).toBeCloseTo(s.total.cost_usd / 2, 12);

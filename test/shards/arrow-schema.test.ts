@@ -32,7 +32,8 @@ describe('arrowSchemaFor', () => {
     const t = typeOf(VerdictRow);
     expect([t.jurors_total, t.n_steps, t.n_defects, t.rounds]).toEqual(['Int32', 'Int32', 'Int32', 'Int32']);
     expect([t.tokens_in, t.tokens_out, t.source_offset]).toEqual(['Int64', 'Int64', 'Int64']);
-    expect([t.confidence, t.cost_usd, t.latency_ms]).toEqual(['Float64', 'Float64', 'Float64']);
+    // cost_usd is nullable: null for a record with an unpriced model's call (issue 13).
+    expect([t.confidence, t.cost_usd, t.latency_ms]).toEqual(['Float64', 'Float64?', 'Float64']);
     expect(t.degraded).toBe('Bool');
     expect([t.mode, t.termination_reason, t.max_impact]).toEqual(['Dictionary<Int32, Utf8>', 'Dictionary<Int32, Utf8>', 'Dictionary<Int32, Utf8>?']);
     expect([t.source, t.prompt_hash, t.meta]).toEqual(['Utf8', 'Dictionary<Int32, Utf8>', 'Utf8?']);

@@ -62,6 +62,7 @@ export function verdictRows(n: number, seed = 1, source = 'kafka'): VerdictRow[]
     n_defects: i % 5,
     max_impact: i % 5 === 0 ? null : pick(r, IMPACTS),
     confidence: Math.round(r() * 1e6) / 1e6,
+    n_dissent: i % 3,
     termination_reason: pick(r, TERMINATION_REASONS),
     rounds: i % 4,
     degraded: i % 11 === 0,

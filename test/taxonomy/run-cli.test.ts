@@ -73,7 +73,8 @@ describe('run with taxonomy assignment on', () => {
     expect(unknown.stderr).toMatch(/taxonomy\.assigner\.endpoint: unknown endpoint "nope"/);
     const missing = await run(dir, config(dir, (c) => (c.taxonomy = { file: join(dir, 'missing.json') })), 2);
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toMatch(/taxonomy\.file: cannot read taxonomy .*missing\.json/);
+    // Checked when the config loads (issue 13): one line naming the key and the path.
+    expect(missing.stderr).toMatch(/taxonomy\.file: no such file .*missing\.json/);
     const typo = await run(dir, config(dir, (c) => (c.taxonomy = { batchsize: 3 })), 2);
     expect(typo.code).toBe(2);
     expect(typo.stderr).toMatch(/taxonomy/);

@@ -29,7 +29,8 @@ const configInput = (): JuryConfigInput => ({
   ],
   consolidator: { id: 'consolidator', endpoint: 'sim', model: 'sim-consolidator' },
   cache: { enabled: false, dir: '/nonexistent' },
-  prices: { 'sim-juror-a': { input_per_mtok: 1, output_per_mtok: 2 }, 'sim-consolidator': { input_per_mtok: 3, output_per_mtok: 4 } },
+  // Every seat priced: one unpriced seat makes a record's cost_usd null (unknown), see test/cli/unpriced-cost.test.ts.
+  prices: { 'sim-juror-a': { input_per_mtok: 1, output_per_mtok: 2 }, 'sim-juror-b': { input_per_mtok: 1, output_per_mtok: 2 }, 'sim-consolidator': { input_per_mtok: 3, output_per_mtok: 4 } },
   taxonomy: { batch_size: 4, max_rounds: 3 },
 });
 

@@ -19,7 +19,8 @@ export function newMeter(): CallMeter {
   return { attempts: 0, tokens_in: 0, tokens_out: 0 };
 }
 
-export type CostFn = (model: string, tokensIn: number, tokensOut: number) => number;
+/** Dollars of one call, or null when the model has no price (unknown, not free). */
+export type CostFn = (model: string, tokensIn: number, tokensOut: number) => number | null;
 
 /** The CallUsage of a logical call from its meter; `latencyMs` covers all of its attempts. */
 export function usageOf(call: CallInfo, costOf: CostFn, latencyMs: number, outcome: 'ok' | 'error'): CallUsage {

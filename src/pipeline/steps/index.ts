@@ -24,7 +24,7 @@ export function judgingSteps(deps: JudgingDeps): PipelineStep[] {
     judgeStep(deps.jury),
     deriveStep(deps.config),
     // Taxonomy fills columns of the derived defect rows, so it runs after derive.
-    ...(deps.enrich ? [taxonomyStep(deps.enrich)] : []),
+    ...(deps.enrich ? [taxonomyStep(deps.enrich, deps.config.filter)] : []),
   ];
 }
 

@@ -1,10 +1,18 @@
+import type { FilterPolicy } from '../../../schemas/config.js';
+import { decideRows } from '../../derive/rows.js';
 import type { RowEnricher } from '../../taxonomy/enrich.js';
 import type { PipelineStep } from '../envelope.js';
 
-/** Fills the defect rows' taxonomy columns (a leaf per defect) when assignment is configured. */
-export function taxonomyStep(enrich: RowEnricher): PipelineStep {
+/**
+ * Fills the defect rows' taxonomy columns (a leaf per defect) when assignment is configured,
+ * then decides again: filter rules may test categories and leaves, which exist only now.
+ */
+export function taxonomyStep(enrich: RowEnricher, filter: FilterPolicy): PipelineStep {
   return {
     name: 'taxonomy',
-    run: async (env) => ({ ...env, rows: await enrich(env.rows!, env.verdict!) }),
+    run: async (env) => {
+      const rows = await enrich(env.rows!, env.verdict!);
+      return { ...env, rows: { ...rows, decision: decideRows(rows, filter) } };
+    },
   };
 }

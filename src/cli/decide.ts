@@ -1,0 +1,69 @@
+import type { Command } from 'commander';
+import { resolve } from 'node:path';
+import type { ShardFormat } from '../../schemas/outputs.js';
+import { isS3Url, openOutput } from '../compose/io.js';
+import { RedecideError, redecide } from '../compose/redecide.js';
+import { loadPolicyFile } from '../config/load.js';
+import { logger } from '../util/log.js';
+import { UsageError } from './io.js';
+
+interface DecideOptions {
+  policy: string;
+  shards: string;
+  out: string;
+  format: string;
+}
+
+const location = (url: string): string => (isS3Url(url) ? url.replace(/\/+$/, '') : resolve(url));
+
+export function registerDecide(program: Command): void {
+  program
+    .command('decide')
+    .description('apply another filter policy to committed verdicts (no model call) and write a new decisions table')
+    .requiredOption('--policy <file>', 'YAML/JSON filter policy (`rules`, `default`), or a jury config whose `filter` section is used')
+    .requiredOption('--shards <dir>', 'output of a `run` (folder or s3://bucket/prefix): its committed ranges are read, nothing else')
+    .requiredOption('-o, --out <dir>', 'new output (folder or s3://bucket/prefix) for the decisions table and its commit manifests')
+    .option('--format <format>', 'parquet | arrow | both', 'parquet')
+    .addHelpText(
+      'after',
+      `
+Reads the verdicts, defects and steps of every range listed in --shards/_commits/ and decides
+each record again with --policy, the same way a run with that policy would have. Each range is
+committed to --out under the same name (parts first, manifest last); running the same command
+again after a crash skips the ranges already there, so every record is decided exactly once.
+An --out that holds ranges decided with another policy is refused. No model is called.
+
+Example:
+  reasoning-jury decide --policy strict.yaml --shards out/ --out out-strict/`,
+    )
+    .action(async (opts: DecideOptions) => {
+      if (!['parquet', 'arrow', 'both'].includes(opts.format)) throw new UsageError(`--format must be parquet, arrow or both (got "${opts.format}")`);
+      const formats: ShardFormat[] = opts.format === 'both' ? ['parquet', 'arrow'] : [opts.format as ShardFormat];
+      if (location(opts.shards) === location(opts.out)) throw new UsageError(`--out must differ from --shards (${location(opts.out)}): decisions go to a new output`);
+      const policy = loadPolicyFile(opts.policy);
+      const from = await openOutput(opts.shards, {}).catch((err: Error) => {
+        throw new UsageError(`--shards ${opts.shards}: ${err.message}`);
+      });
+      const to = await openOutput(opts.out, {}).catch((err: Error) => {
+        throw new UsageError(`--out ${opts.out}: ${err.message}`);
+      });
+      const log = logger('decide');
+      const t0 = Date.now();
+      const res = await redecide({
+        from: from.store, fromLocation: from.location, to: to.store, toLocation: to.location, policy, formats,
+        onRange: (e) => log.debug(`range ${e.first}-${e.last}: ${e.records} record(s)${e.existing ? ' (already decided)' : ''}`, { first: e.first, last: e.last }),
+      }).catch((err: unknown) => {
+        throw err instanceof RedecideError ? new UsageError(err.message) : err;
+      });
+      const d = res.decisions;
+      process.stdout.write(
+        [
+          `ranges decided       ${res.ranges - res.existing} (already in --out, skipped: ${res.existing})`,
+          `records              ${res.records}`,
+          `  keep / drop / review (ranges decided now)  ${d.keep} / ${d.drop} / ${d.review}`,
+          `seconds              ${((Date.now() - t0) / 1000).toFixed(1)}`,
+          `decisions: ${to.location}/decisions/  commits: ${to.location}/_commits/`,
+        ].join('\n') + '\n',
+      );
+    });
+}
