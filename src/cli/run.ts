@@ -42,6 +42,11 @@ const CHANGED_INPUT = ['error', 'rejudge'] as const satisfies readonly ChangedIn
 const DUPLICATE_IDS = ['dead_letter', 'keep_first', 'keep_all'] as const satisfies readonly DuplicateIdPolicy[];
 const VERDICT_DETAILS = ['auto', 'on', 'off'] as const satisfies readonly VerdictDetails[];
 
+function verdictDetailsFlag(v: string): VerdictDetails {
+  if (!(VERDICT_DETAILS as readonly string[]).includes(v)) throw new UsageError(`--verdict-details must be auto, on or off (got "${v}")`);
+  return v as VerdictDetails;
+}
+
 function oneOf<T extends string>(v: string, options: readonly T[], flag: string): T {
   if (!(options as readonly string[]).includes(v)) throw new UsageError(`${flag} must be ${options.join(' | ')} (got "${v}")`);
   return v as T;
@@ -221,7 +226,7 @@ function parseRunOptions(opts: RunOptions): { job: RunJobOptions; maxHeapMb: num
     ...(opts.duplicateIds !== undefined ? { duplicateIds: oneOf(opts.duplicateIds, DUPLICATE_IDS, '--duplicate-ids') } : {}),
     log,
     ...(opts.maxOutage !== undefined ? { maxOutageMs: parseDurationFlag(opts.maxOutage, '--max-outage') } : {}),
-    ...(opts.verdictDetails !== undefined ? { verdictDetails: oneOf(opts.verdictDetails, VERDICT_DETAILS, '--verdict-details') } : {}),
+    ...(opts.verdictDetails !== undefined ? { verdictDetails: verdictDetailsFlag(opts.verdictDetails) } : {}),
   };
   return { job, maxHeapMb, metrics: parseMetricsOptions(opts) };
 }
