@@ -27,6 +27,8 @@ export interface RunJobOptions extends JuryOptions {
   input?: string;
   out: string;
   formats: ShardFormat[];
+  /** `--corpus`: overrides output.corpus of the config */
+  corpus?: 'parquet' | 'jsonl' | 'off';
   concurrency: number;
   maxRecords: number;
   maxChars: number;
@@ -93,6 +95,9 @@ async function outputState(output: OutputTarget, input: string, settings: RangeS
   }
 }
 
+/** `--corpus` wins over the config's output.corpus. */
+const corpusSetting = (opts: RunJobOptions, config: JuryConfig): 'parquet' | 'jsonl' | 'off' => opts.corpus ?? (config.output.corpus.enabled ? config.output.corpus.format : 'off');
+
 /** The main job: records in, shards out, resuming from what is already committed. */
 export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<StageCounters> {
   const loaded = loadJuryConfig(opts);
@@ -102,7 +107,9 @@ export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<S
   addLogSecrets(Object.values(config.endpoints).map((e) => (e.api_key_env ? process.env[e.api_key_env] : undefined)));
   if (!opts.input) logger('cli').info(`no --input given, reading the bundled examples in ${inputUrl}`, { path: inputUrl });
   const { output, retry } = withOutageRetry(await openOutput(opts.out, config).catch(asUsage), opts, hooks.signal);
-  const settings: RangeSettings = { max_records: opts.maxRecords, max_chars: opts.maxChars, formats: opts.formats };
+  const settings: RangeSettings = { max_records: opts.maxRecords, max_chars: opts.maxChars, formats: opts.formats, corpus: corpusSetting(opts, config) };
+  // Ranges that stopped between manifest and publish are finished before anything reads the output.
+  await new ShardCommitter(output.store).recover({ dropUnfinished: !isKafkaUrl(inputUrl) });
   const done = await outputState(output, inputUrl, settings, opts.resume);
   const { rank = 0, worldSize = 1, untilCaughtUp = false } = opts;
   const input = await openInput(inputUrl, { config, store: output.store, committed: done.ranges, rank, worldSize, untilCaughtUp, signal: hooks.signal }).catch(asUsage);
@@ -129,7 +136,7 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
       sinks: input.sinks,
       intake: intakeSettings(config),
       steps,
-      committer: new ShardCommitter(output.store, { formats: opts.formats }),
+      committer: new ShardCommitter(output.store, { formats: opts.formats, corpus: corpusSetting(opts, config) }),
       committed: done.ranges,
       concurrency: opts.concurrency,
       range: { maxRecords: opts.maxRecords, maxChars: opts.maxChars, sequentialUnits: input.sequentialUnits },
