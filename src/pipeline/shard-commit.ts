@@ -111,12 +111,20 @@ export class ShardCommitter {
     const { files: encoded, rowsPerTable, recordIds } = await this.encode(req);
     // A store that cannot move objects gets each part at its name (atomic per file only).
     const staging = this.store.move ? stagingPrefix(req.first, req.last, randomBytes(8).toString('hex')) : undefined;
-    const files: ShardFileEntry[] = await Promise.all(
-      encoded.map(async ({ entry, bytes }) => {
+    // Every put settles before the commit fails, so nothing of this attempt is written after it.
+    const settled = await Promise.allSettled(
+      encoded.map(async ({ entry, bytes }): Promise<ShardFileEntry> => {
         await this.store.putObject(staging ? stagedKey(staging, entry.key) : entry.key, bytes);
         return { ...entry, bytes: bytes.byteLength, sha256: sha256Hex(bytes) };
       }),
     );
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
+      // Best effort: a store that is down keeps them, and they are invisible there anyway.
+      if (staging) await this.removeStaged(staging).catch(() => undefined);
+      throw failed.reason;
+    }
+    const files = settled.map((r) => (r as PromiseFulfilledResult<ShardFileEntry>).value);
     files.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     const manifest = CommitManifest.parse({
       version: 1,

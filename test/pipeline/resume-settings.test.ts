@@ -16,7 +16,7 @@ describe('resuming checks the range settings recorded in the manifests', () => {
     expect(manifests.length).toBe(2); // 8 demo records in ranges of 5
     for (const m of manifests) {
       const manifest = JSON.parse(readFileSync(join(out, '_commits', m), 'utf8'));
-      expect(manifest.settings).toEqual({ max_records: 5, max_chars: 64 * 1024 * 1024, formats: ['parquet'] });
+      expect(manifest.settings).toEqual({ max_records: 5, max_chars: 64 * 1024 * 1024, formats: ['parquet'], corpus: 'parquet' });
       expect(manifest.range).toMatchObject({ unit: 'demo.jsonl', unit_token: expect.stringMatching(/^[0-9a-f]{10}$/) });
     }
 
