@@ -92,10 +92,14 @@ export function registerRun(program: Command): void {
       'after',
       `
 Every input record leaves as shard rows or as a dead letter with its reason. Ranges of input
-positions are committed atomically (parts first, manifest in _commits/ last); re-running the same
-command after a crash skips committed ranges and rebuilds the rest under the same file names.
-Every manifest records --range-records, --range-mb and --format; resuming with other values is
-refused with one line, since the ranges would be planned under other names.
+positions are committed atomically: parts are staged under _staging/, the manifest in _commits/
+is written, then the parts move to their names (docs/layout.md), so a failed range leaves nothing
+a folder glob picks up. Every table gets a part per range, zero rows included; Arrow IPC parts
+go under OUT/arrow/. The curated corpus (OUT/corpus/decision=keep|drop|review/) holds every
+judged record as it was read, with its decision and a defect summary; dead letters are not in it.
+Re-running the same command after a crash skips committed ranges and rebuilds the rest under the
+same file names. Every manifest records --range-records, --range-mb, --format and --corpus;
+resuming with other values is refused with one line, since the ranges would be planned under other names.
 
 When the output store is down or full (S3 refusing connections, timing out, answering 5xx or
 SlowDown; a local disk full or failing with EIO), the commit waits and retries with backoff for
