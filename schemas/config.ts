@@ -12,7 +12,7 @@ import { S3Config } from './s3.js';
 
 export const BreakerConfig = z
   .object({
-    failures: z.int().positive().default(5).describe('Failures in a row that mark the endpoint down: refused or reset connections, DNS failures, attempt timeouts and HTTP 5xx. While it is down, intake pauses and calls to it wait instead of failing. One call whose retries all end in a refused connection marks it down at once.'),
+    failures: z.int().positive().default(5).describe('Failures in a row that mark the endpoint down: refused or reset connections, DNS failures, attempt timeouts and HTTP 5xx (but not a reply that rejects a request field). While it is down, intake pauses and calls to it wait instead of failing. One call whose retries all end in a refused connection marks it down at once.'),
     probe_interval_ms: z.int().positive().default(1000).describe('Wait between probes of a down endpoint (GET /models, the first one at once; kind `local`: one waiting call, after this wait); doubles after each failed probe.'),
     probe_max_interval_ms: z.int().positive().default(15_000).describe('Longest wait between two probes of a down endpoint.'),
   })
@@ -33,18 +33,18 @@ export const EndpointConfig = z
       .optional()
       .describe('Name of the environment variable that holds the API key; the key itself never enters the config. Absent (or the variable unset): a placeholder key is sent, which suits an unsecured server.'),
     profile: z.string().optional().describe('kind `simulator`: simulator profile file (YAML, e.g. `examples/sim-profile.yaml`); the built-in profile when absent.'),
-    max_concurrency: z.int().positive().default(8).describe('Most calls in flight to this endpoint at once; also the size of its HTTP connection pool.'),
+    max_concurrency: z.int().positive().default(8).describe('Most calls in flight to this endpoint at once; also the size of its HTTP connection pool, and what Phase 1 admission paces records by. Set 1 for a server that decodes one request at a time (llama.cpp server, llama-cpp-python), so requests wait in our queue, which `timeout_ms` and the Phase 1 ceiling do not count, rather than on the server.'),
     requests_per_second: z.number().positive().optional().describe('Most request starts per second; every HTTP attempt counts, retries included. Absent: no rate limit.'),
-    timeout_ms: z.int().positive().default(120_000).describe('Longest one attempt may take, reply body included (kind `local`: the model\'s run, not the wait in its queue); a timed-out attempt is retried.'),
-    max_retries: z.int().nonnegative().default(4).describe('Retries after the first attempt for retryable failures (HTTP 408, 409, 429 and 5xx, timeouts, connection errors); 0 = a single attempt.'),
+    timeout_ms: z.int().positive().default(120_000).describe('Longest one attempt may take, from leaving our queue to the end of the reply body (kind `local`: the model\'s run, not the wait in its queue); a timed-out attempt is retried.'),
+    max_retries: z.int().nonnegative().default(4).describe('Retries after the first attempt for retryable failures (HTTP 408, 409, 429 and 5xx, timeouts, connection errors); 0 = a single attempt. A reply saying a request field is invalid is never retried, whatever its status.'),
     backoff_base_ms: z.int().nonnegative().default(500).describe('Base of the exponential backoff: retry n waits a random share (full jitter) of min(`backoff_max_ms`, base × 2^(n−1)), and never less than a Retry-After the server sent.'),
     backoff_max_ms: z.int().nonnegative().default(30_000).describe('Cap on one backoff delay (a server\'s Retry-After may ask for more, up to 120 s).'),
     breaker: BreakerConfig.prefault({}),
     headers: z.record(z.string(), z.string()).default({}).describe('Extra HTTP headers sent with every request (e.g. OpenRouter\'s `X-Title`).'),
     response_format: z
-      .enum(['none', 'json_object', 'json_schema'])
+      .enum(['none', 'json_object', 'json_schema', 'json_object_schema', 'guided_json', 'auto'])
       .default('none')
-      .describe('Ask the server to constrain structured replies (jurors, consolidator, moderator): `json_schema` sends each call\'s JSON Schema as response_format (vLLM, SGLang, OpenAI, serve-local), `json_object` asks for JSON mode, `none` relies on the prompt. Replies are validated either way.'),
+      .describe('How structured calls (jurors, consolidator, moderator) send their own JSON Schema, in the dialect the server takes: `json_schema` as response_format `{type: json_schema, json_schema: {schema}}` (OpenAI, vLLM, SGLang, serve-local); `json_object_schema` as `{type: json_object, schema}` (llama.cpp server, llama-cpp-python); `guided_json` as a top-level `guided_json` field (older vLLM); `json_object` JSON mode without a schema; `none` nothing, the prompt alone. `auto` tries them once per run in that order with a tiny request and keeps the best one the server accepts (logged). Free-text calls (deliberation turns) never carry one. Replies are validated either way; a server rejecting the field fails the call at once, naming this setting.'),
     model_path: z.string().min(1).optional().describe('kind `local`: a .gguf file (`~` expanded), or a name from `reasoning-jury models list` (e.g. `smollm2-135m`). Required for kind `local`.'),
     threads: z.int().positive().optional().describe('kind `local`: inference threads; default 1 under CI, else up to 4 (leaving a core free).'),
     context_size: z.int().positive().optional().describe('kind `local`: context window in tokens; default the model\'s training context, capped at 16,384.'),
@@ -194,6 +194,10 @@ export const OutputConfig = z
   .describe('What a run writes besides the shard tables (operational, not in config_hash).');
 export type OutputConfig = z.infer<typeof OutputConfig>;
 
+export const VERDICT_DETAILS = ['auto', 'on', 'off'] as const;
+export const VerdictDetails = z.enum(VERDICT_DETAILS);
+export type VerdictDetails = z.infer<typeof VerdictDetails>;
+
 export const JuryConfig = z
   .object({
     endpoints: z.record(z.string(), EndpointConfig).describe('Model servers by name; each seat names one in its `endpoint`.'),
@@ -202,7 +206,7 @@ export const JuryConfig = z
     moderator: ParticipantConfig.optional().describe('Seat that runs the discussion of mode `deliberation` (required there); it never sees the trace.'),
     mode: JuryMode.default('consolidation').describe('Phase 2: `single` (the first juror alone), `union` (every finding of any juror), `majority` (findings of strictly more than half of the jurors that succeeded), `consolidation` (the consolidator merges the findings), `deliberation` (a moderated discussion, docs/deliberation.md).'),
     min_jurors: z.int().positive().optional().describe('Phase 1 must have at least this many successful jurors, else the record gets no verdict (`error`). Absent: half of the seated jurors, rounded up.'),
-    phase1_timeout_ms: z.int().positive().default(600_000).describe('Wall-clock ceiling on the whole Phase 1 fan-out of one record (App. F); time an endpoint spends down does not count.'),
+    phase1_timeout_ms: z.int().positive().default(600_000).describe('Wall-clock ceiling on each Phase 1 juror of a record (App. F); time its call waits in our own queue (`max_concurrency`, `requests_per_second`) and time an endpoint spends down do not count.'),
     max_outage_ms: z
       .int()
       .positive()
@@ -225,6 +229,8 @@ export const JuryConfig = z
       .strict()
       .default({ path: null })
       .describe('Audit log of model calls (operational, not in config_hash).'),
+    // Optional rather than defaulted so configs without it keep their config_hash.
+    verdict_details: VerdictDetails.optional().describe('Write the `verdict_details` table (Phase 1 judgements, transcript, dissent, termination; docs/tables.md): `auto` (absent) in deliberation mode only, `on` in every mode, `off` never. `--verdict-details` overrides it (operational, not in config_hash).'),
     filter: FilterPolicy.default({ rules: DEFAULT_FILTER_RULES as FilterRule[], default: 'keep' }),
     prompts_dir: z.string().optional().describe('Folder of prompt templates overriding the shipped ones (same file names, see `prompts/`); a template missing there comes from the shipped set.'),
     input: z

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Impact } from './defect.js';
+import { CallUsage, Phase } from './usage.js';
 import { JuryMode, TerminationReason } from './verdict.js';
 
 /**
@@ -30,89 +31,98 @@ export const dictString = () => z.string().meta({ arrow: 'dict' });
 
 const rate = z.number().min(0).max(1);
 
-export const VerdictRow = z.object({
-  record_id: z.string().min(1),
-  mode: JuryMode,
-  jurors_total: int32().nonnegative(),
-  jurors_ok: int32().nonnegative(),
-  n_steps: int32().nonnegative(),
-  n_defects: int32().nonnegative(),
-  max_impact: Impact.nullable(),
-  confidence: rate,
-  termination_reason: TerminationReason,
-  rounds: int32().nonnegative(),
-  degraded: z.boolean(),
-  degraded_reason: z.string().nullable(),
-  error: z.string().nullable(),
-  tokens_in: int64().nonnegative(),
-  tokens_out: int64().nonnegative(),
-  cost_usd: z.number().nonnegative(),
-  latency_ms: z.number().nonnegative(),
-  prompt_hash: dictString(),
-  config_hash: dictString(),
-  /** Also the Hive partition value (source=<name>): plain Utf8 so pyarrow can merge the two. */
-  source: z.string(),
-  source_unit: dictString(),
-  source_offset: int64().nonnegative(),
-  /** JSON text of the record's meta (free-form, so not a typed column); null when empty. */
-  meta: z.string().nullable(),
-});
+export const VerdictRow = z
+  .object({
+    record_id: z.string().min(1).describe('The record\'s id (input field `id`, or as mapped by `input.mapping`); joins every table.'),
+    mode: JuryMode.describe('Jury mode that judged the record: single, union, majority, consolidation or deliberation.'),
+    jurors_total: int32().nonnegative().describe('Phase 1 jurors seated for the record.'),
+    jurors_ok: int32().nonnegative().describe('Phase 1 jurors whose judgement succeeded.'),
+    n_steps: int32().nonnegative().describe('Number of steps ([STEP-n]) of the trace as the jury read it.'),
+    n_defects: int32().nonnegative().describe('Consensus defects in the verdict (rows of `defects` for this record).'),
+    max_impact: Impact.nullable().describe('Highest severity among the consensus defects (neutral < minor < major < fatal); null when there are none.'),
+    confidence: rate.describe('Jury agreement on the verdict, 0..1 (mean share of successful jurors supporting each defect).'),
+    termination_reason: TerminationReason.describe('How Phase 2 ended: not_applicable outside deliberation, else no_new_arguments, universal_agreement, cycling, turn_cap, skipped_unanimous, skipped_empty or error.'),
+    rounds: int32().nonnegative().describe('Deliberation rounds held (0 outside deliberation or when it was skipped).'),
+    degraded: z.boolean().describe('True when the verdict was formed with a failure along the way (a juror, the consolidator or a deliberation turn failed).'),
+    degraded_reason: z.string().nullable().describe('What degraded the verdict; null when `degraded` is false.'),
+    error: z.string().nullable().describe('Why no verdict could be formed (e.g. fewer than `min_jurors` succeeded); null for a real verdict.'),
+    tokens_in: int64().nonnegative().describe('Prompt tokens of every model call for the record (jury and taxonomy).'),
+    tokens_out: int64().nonnegative().describe('Completion tokens of every model call for the record.'),
+    cost_usd: z.number().nonnegative().describe('USD cost of those calls at the configured `prices`.'),
+    latency_ms: z.number().nonnegative().describe('Time the record waited on models: the slowest Phase 1 call plus every later call.'),
+    prompt_hash: dictString().describe('Hash of the prompt templates used; equal hashes mean equal prompts.'),
+    config_hash: dictString().describe('Hash of the verdict-shaping config (seats, models, mode, thresholds; not endpoints or paths).'),
+    /** Also the Hive partition value (source=<name>): plain Utf8 so pyarrow can merge the two. */
+    source: z.string().describe('Connector the record came from (file, s3, kafka); also the `source=` Hive partition.'),
+    source_unit: dictString().describe('Unit of the source the record was read from: a file (path relative to the input root) or object, or a Kafka topic and partition.'),
+    source_offset: int64().nonnegative().describe('Position of the record inside its unit (line or row number, or Kafka offset).'),
+    meta: z.string().nullable().describe('JSON text of the record\'s `meta` fields (free-form, so not typed columns); null when empty.'),
+  })
+  .describe('One row per judged record: the verdict\'s summary, its cost and where the record came from.');
 export type VerdictRow = z.infer<typeof VerdictRow>;
 
-export const DefectRow = z.object({
-  record_id: z.string().min(1),
-  /** Stable across re-runs of the same verdict: see defectId(). */
-  defect_id: z.string().min(1),
-  statement_refs: z.array(int32().positive()),
-  impact: Impact,
-  what_went_wrong: z.string(),
-  evidence: z.string(),
-  correct_value: z.string().nullable(),
-  vote_count: int32().nonnegative().nullable(),
-  /** Empty when the jury mode does not vote. */
-  voters: z.array(z.string()),
-  // Taxonomy columns: filled by the taxonomy step later, null until then.
-  category_id: dictString().nullable(),
-  leaf_id: dictString().nullable(),
-  taxonomy_status: dictString().nullable(),
-});
+export const DefectRow = z
+  .object({
+    record_id: z.string().min(1).describe('The record the defect belongs to.'),
+    /** Stable across re-runs of the same verdict: see defectId(). */
+    defect_id: z.string().min(1).describe('`<record_id>#d<n>`, n the defect\'s position in the verdict: stable across re-runs of the same verdict.'),
+    statement_refs: z.array(int32().positive()).describe('Steps the defect cites, 1-based (STEP-3 is 3).'),
+    impact: Impact.describe('Severity: neutral, minor, major or fatal (paper App. D).'),
+    what_went_wrong: z.string().describe('What is wrong at those steps, in the jury\'s words.'),
+    evidence: z.string().describe('The quoted or paraphrased part of the trace that shows it.'),
+    correct_value: z.string().nullable().describe('What the step should have said, when the jury gave it; else null.'),
+    vote_count: int32().nonnegative().nullable().describe('Jurors supporting the defect, where the mode counts them (single does not); else null.'),
+    /** Empty when the jury mode does not vote. */
+    voters: z.array(z.string()).describe('Ids of the supporting jurors; empty where the mode does not count them.'),
+    // Taxonomy columns: filled by the taxonomy step later, null until then.
+    category_id: dictString().nullable().describe('Taxonomy category of the assigned leaf; null when taxonomy is off or nothing was assigned.'),
+    leaf_id: dictString().nullable().describe('Taxonomy leaf assigned to the defect; null when taxonomy is off or nothing was assigned.'),
+    taxonomy_status: dictString().nullable().describe('`assigned` or `unassigned:<reason>`; null when taxonomy assignment is off.'),
+  })
+  .describe('One row per consensus defect of a verdict.');
 export type DefectRow = z.infer<typeof DefectRow>;
 
-export const StepRow = z.object({
-  record_id: z.string().min(1),
-  /** 1-based, matching statement_refs and STEP-n. */
-  step_index: int32().positive(),
-  max_impact: Impact.nullable(),
-  label: z.boolean(),
-  defect_ids: z.array(z.string()),
-});
+export const StepRow = z
+  .object({
+    record_id: z.string().min(1).describe('The record the step belongs to.'),
+    /** 1-based, matching statement_refs and STEP-n. */
+    step_index: int32().positive().describe('Step number, 1-based, matching `statement_refs` and STEP-n.'),
+    max_impact: Impact.nullable().describe('Highest severity of the defects citing this step; null when none does.'),
+    label: z.boolean().describe('True when the step is erroneous: `max_impact` is at least `severity_threshold`.'),
+    defect_ids: z.array(z.string()).describe('`defect_id`s of the defects citing this step.'),
+  })
+  .describe('One row per step of every judged record: the step-level labels.');
 export type StepRow = z.infer<typeof StepRow>;
 
 export const FILTER_DECISIONS = ['keep', 'drop', 'review'] as const;
 export const FilterDecision = z.enum(FILTER_DECISIONS);
 export type FilterDecision = z.infer<typeof FilterDecision>;
 
-export const DecisionRow = z.object({
-  record_id: z.string().min(1),
-  decision: FilterDecision,
-  reason: dictString(),
-  n_neutral: int32().nonnegative(),
-  n_minor: int32().nonnegative(),
-  n_major: int32().nonnegative(),
-  n_fatal: int32().nonnegative(),
-  fatal_step_rate: rate,
-  flagged_step_rate: rate,
-});
+export const DecisionRow = z
+  .object({
+    record_id: z.string().min(1).describe('The record decided on.'),
+    decision: FilterDecision.describe('keep, drop or review, from the `filter` policy.'),
+    reason: dictString().describe('`<rule name>: <why it matched>`, or `no rule matched` when the policy default decided.'),
+    n_neutral: int32().nonnegative().describe('Consensus defects of severity neutral.'),
+    n_minor: int32().nonnegative().describe('Consensus defects of severity minor.'),
+    n_major: int32().nonnegative().describe('Consensus defects of severity major.'),
+    n_fatal: int32().nonnegative().describe('Consensus defects of severity fatal.'),
+    fatal_step_rate: rate.describe('Share of the record\'s steps whose highest severity is fatal (0 for a record without steps).'),
+    flagged_step_rate: rate.describe('Share of the record\'s steps labelled erroneous in `steps` (0 for a record without steps).'),
+  })
+  .describe('One row per judged record: the filter decision and the facts it was taken from.');
 export type DecisionRow = z.infer<typeof DecisionRow>;
 
-export const DeadLetterRow = z.object({
-  source: z.string(), // = the partition value, see VerdictRow.source
-  source_unit: dictString(),
-  source_offset: int64().nonnegative(),
-  error: z.string(),
-  raw: z.string(),
-  raw_truncated: z.boolean(),
-});
+export const DeadLetterRow = z
+  .object({
+    source: z.string().describe('Connector the record came from; also the `source=` Hive partition.'), // = the partition value, see VerdictRow.source
+    source_unit: dictString().describe('Unit of the source (file path, object key, topic+partition).'),
+    source_offset: int64().nonnegative().describe('Position of the record inside its unit.'),
+    error: z.string().describe('Why the record could not be judged (bad JSON, missing fields, too many steps, an internal error).'),
+    raw: z.string().describe('The record as read (or the raw line), cut at 65,536 characters.'),
+    raw_truncated: z.boolean().describe('True when `raw` was cut.'),
+  })
+  .describe('One row per record that left without a verdict, with its reason: nothing read is lost.');
 export type DeadLetterRow = z.infer<typeof DeadLetterRow>;
 
 /**
@@ -145,12 +155,79 @@ export const CorpusRow = z.object({
 });
 export type CorpusRow = z.infer<typeof CorpusRow>;
 
+// ---- verdict_details: what the audit log alone kept (paper App. E), as nested columns ----
+
+const DetailDefect = z
+  .object({
+    statement_refs: z.array(int32().positive()).describe('Steps the defect cites, 1-based.'),
+    impact: Impact.describe('Severity: neutral, minor, major or fatal.'),
+    what_went_wrong: z.string().describe('What is wrong at those steps, in the juror\'s words.'),
+    evidence: z.string().describe('The part of the trace that shows it.'),
+    correct_value: z.string().nullable().describe('What the step should have said, when given; else null.'),
+  })
+  .describe('One defect as a Phase 1 juror reported it.');
+
+export const PHASE1_STATUSES = ['ok', 'failed'] as const;
+
+const Phase1Row = z
+  .object({
+    seat_id: z.string().describe('The juror\'s seat id (`jurors[].id`).'),
+    model: z.string().describe('Model that sat in the seat.'),
+    status: z.enum(PHASE1_STATUSES).describe('`ok` when the judgement succeeded, `failed` when the juror gave none (see `error`).'),
+    error: z.string().nullable().describe('Why the juror failed; null when `status` is ok.'),
+    dropped_refs: int32().nonnegative().describe('Step references the juror cited that are not steps of the trace (dropped).'),
+    defects: z.array(DetailDefect).describe('The juror\'s own defects, before any aggregation (empty when it found none or failed).'),
+  })
+  .describe('One Phase 1 judgement.');
+
+const TurnRow = z
+  .object({
+    turn: int32().nonnegative().describe('Turn number in the deliberation, in speaking order.'),
+    round: int32().nonnegative().describe('Round the turn belongs to.'),
+    speaker: z.string().describe('Seat id of the juror who spoke.'),
+    instruction: z.string().nullable().describe('The moderator\'s instruction for the turn; null when it gave none.'),
+    content: z.string().describe('What the juror said.'),
+  })
+  .describe('One turn of the deliberation.');
+
+const CallRow = z
+  .object({
+    phase: Phase.describe('What the call served: phase1, consolidation, moderator, juror_turn or extraction.'),
+    participant: z.string().describe('Seat that made the call (a juror id, consolidator, moderator...).'),
+    model: z.string().describe('Model called.'),
+    tokens_in: int64().nonnegative().describe('Prompt tokens.'),
+    tokens_out: int64().nonnegative().describe('Completion tokens.'),
+    cost_usd: z.number().nonnegative().describe('USD cost at the configured `prices`.'),
+    latency_ms: z.number().nonnegative().describe('Wall-clock time of the call, retries included.'),
+    attempts: int32().positive().describe('Attempts the call took (1 = no retry).'),
+    outcome: CallUsage.shape.outcome.describe('`ok`, or `error` when the call failed after its retries.'),
+  })
+  .describe('One logical model call of the jury (after retries).');
+
+export const VerdictDetailRow = z
+  .object({
+    record_id: z.string().min(1).describe('The record the verdict is for; one row per verdict.'),
+    mode: JuryMode.describe('Jury mode that formed the verdict.'),
+    termination_reason: TerminationReason.describe('How Phase 2 ended (as in `verdicts`).'),
+    rounds: int32().nonnegative().describe('Deliberation rounds held.'),
+    turns: int32().nonnegative().describe('Juror turns spoken in the deliberation (entries of `transcript`).'),
+    last_speaker: z.string().nullable().describe('Seat id of the last juror to speak; null when nobody deliberated.'),
+    dropped_refs: int32().nonnegative().describe('Out-of-range step references dropped from the final defects.'),
+    phase1: z.array(Phase1Row).describe('The independent Phase 1 judgement of every juror called (mode single calls only the first), in seat order.'),
+    dissenting_views: z.array(z.string()).describe('Findings raised by some juror that did not make the verdict, one sentence each.'),
+    transcript: z.array(TurnRow).describe('The deliberation in speaking order (empty outside deliberation or when it was skipped).'),
+    calls: z.array(CallRow).describe('Every model call the jury made for the record (not taxonomy assignment).'),
+  })
+  .describe('One row per verdict, written when `verdict_details` is on (default: deliberation mode only): the Phase 1 judgements, the transcript, the dissent and how Phase 2 ended, as nested lists of structs (DuckDB: `unnest`).');
+export type VerdictDetailRow = z.infer<typeof VerdictDetailRow>;
+
 /** Table name -> row schema; the name is also the folder under out/. */
 export const SHARD_TABLES = {
   verdicts: VerdictRow,
   defects: DefectRow,
   steps: StepRow,
   decisions: DecisionRow,
+  verdict_details: VerdictDetailRow,
   dead_letters: DeadLetterRow,
 } as const;
 export type ShardTableName = keyof typeof SHARD_TABLES;

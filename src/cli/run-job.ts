@@ -4,13 +4,14 @@
  * judging steps (src/pipeline/steps/index.ts).
  */
 import { join } from 'node:path';
-import type { JuryConfig } from '../../schemas/config.js';
+import type { JuryConfig, VerdictDetails } from '../../schemas/config.js';
 import type { RangeSettings, ShardFormat } from '../../schemas/outputs.js';
 import { isKafkaUrl, isS3Url, openInput, openOutput, type OpenedInput, type OutputTarget } from '../compose/io.js';
 import { checkOneManifestSettings, RangeSettingsMismatch, readOutputState, type OutputState } from '../compose/resume.js';
 import type { GatewayObserver } from '../llm/observer.js';
 import type { StageView } from '../ops/inputs.js';
 import { ShardCommitter } from '../pipeline/shard-commit.js';
+import { wantsDetail } from '../derive/detail.js';
 import { retryingStore } from '../pipeline/retrying-store.js';
 import { newCounters, runStage, type IntakeHold, type RangeTiming, type StageCounters } from '../pipeline/stage.js';
 import { StorageRetry } from '../pipeline/storage-retry.js';
@@ -42,6 +43,8 @@ export interface RunJobOptions extends JuryOptions {
   maxStorageOutageMs?: number;
   /** --max-outage: overrides the config's max_outage_ms */
   maxOutageMs?: number;
+  /** --verdict-details: overrides the config's verdict_details */
+  verdictDetails?: VerdictDetails;
   /** the judging thread logs as the command line asked */
   log: LogSettings;
 }
@@ -101,7 +104,11 @@ const corpusSetting = (opts: RunJobOptions, config: JuryConfig): 'parquet' | 'js
 /** The main job: records in, shards out, resuming from what is already committed. */
 export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<StageCounters> {
   const loaded = loadJuryConfig(opts);
-  const config = opts.maxOutageMs !== undefined ? { ...loaded, max_outage_ms: opts.maxOutageMs } : loaded;
+  const config = {
+    ...loaded,
+    ...(opts.maxOutageMs !== undefined ? { max_outage_ms: opts.maxOutageMs } : {}),
+    ...(opts.verdictDetails !== undefined ? { verdict_details: opts.verdictDetails } : {}),
+  };
   const inputUrl = opts.input ?? join(packageRoot(), 'examples', 'traces');
   // Endpoint keys can sit in variables of any name: they are secrets for the log as well.
   addLogSecrets(Object.values(config.endpoints).map((e) => (e.api_key_env ? process.env[e.api_key_env] : undefined)));
@@ -136,7 +143,7 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
       sinks: input.sinks,
       intake: intakeSettings(config),
       steps,
-      committer: new ShardCommitter(output.store, { formats: opts.formats, corpus: corpusSetting(opts, config) }),
+      committer: new ShardCommitter(output.store, { formats: opts.formats, corpus: corpusSetting(opts, config), off: wantsDetail(config.verdict_details, config.mode) ? [] : ['verdict_details'] }),
       committed: done.ranges,
       concurrency: opts.concurrency,
       range: { maxRecords: opts.maxRecords, maxChars: opts.maxChars, sequentialUnits: input.sequentialUnits },

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { VERDICT_DETAILS, type VerdictDetails } from '../../schemas/config.js';
 import type { ShardFormat } from '../../schemas/outputs.js';
 import type { StageCounters } from '../pipeline/stage.js';
 import { logger, logSettings, type LogSettings } from '../util/log.js';
@@ -32,6 +33,7 @@ interface RunOptions extends JuryOptions {
   metricsLinger: string;
   maxStorageOutage: string;
   maxOutage?: string;
+  verdictDetails?: string;
 }
 
 const positiveInt = (v: string, flag: string): number => {
@@ -59,7 +61,7 @@ function summaryText(c: StageCounters, out: string, seconds: number): string {
     ['seconds', seconds.toFixed(1)],
   ];
   const w = Math.max(...rows.map((r) => String(r[0]).length));
-  return [...rows.map(([k, v]) => `${String(k).padEnd(w)}  ${v}`), `shards: ${out}/{verdicts,defects,steps,decisions,dead_letters}/  commits: ${out}/_commits/`].join('\n');
+  return [...rows.map(([k, v]) => `${String(k).padEnd(w)}  ${v}`), `shards: ${out}/{verdicts,defects,steps,decisions,verdict_details,dead_letters}/  commits: ${out}/_commits/`].join('\n');
 }
 
 export function registerRun(program: Command): void {
@@ -70,6 +72,7 @@ export function registerRun(program: Command): void {
     .option('-i, --input <path>', 'JSONL (.jsonl, .jsonl.gz, .jsonl.zst), Parquet, or a folder of them; s3://bucket/prefix (Parquet objects); kafka://topic[,topic][?group=id] (default: the bundled examples)')
     .option('-o, --out <dir>', 'output folder, or s3://bucket/prefix, for shards and commit manifests', 'out')
     .option('--format <format>', 'shard tables as parquet | arrow | both (Arrow IPC parts go under OUT/arrow/)', 'parquet')
+    .option('--verdict-details <when>', 'auto | on | off: write the verdict_details table (Phase 1 judgements, transcript, dissent); auto = deliberation mode only (default: verdict_details of the config, else auto)')
     .option('--corpus <format>', 'curated corpus as parquet | jsonl | off (default: output.corpus of the config, parquet)')
     .option('--concurrency <n>', 'records judged at once', '16')
     .option('--range-records <n>', 'records per committed range (per shard file)', '1000')
@@ -172,6 +175,9 @@ function parseRunOptions(opts: RunOptions): { job: RunJobOptions; maxHeapMb: num
   const rankText = opts.rank ?? (worldSize > 1 ? process.env.JOB_COMPLETION_INDEX : undefined) ?? '0';
   const rank = Number(rankText);
   if (!Number.isInteger(rank) || rank < 0 || rank >= worldSize) throw new UsageError(`--rank must be a whole number below --world-size ${worldSize} (got "${rankText}")`);
+  if (opts.verdictDetails !== undefined && !(VERDICT_DETAILS as readonly string[]).includes(opts.verdictDetails)) {
+    throw new UsageError(`--verdict-details must be auto, on or off (got "${opts.verdictDetails}")`);
+  }
   const maxStorageOutageMs = parseDuration(opts.maxStorageOutage);
   if (maxStorageOutageMs === null) throw new UsageError(`--max-storage-outage must be a duration like 90s, 10m or 1h (got "${opts.maxStorageOutage}")`);
   const job: RunJobOptions = {
@@ -193,6 +199,7 @@ function parseRunOptions(opts: RunOptions): { job: RunJobOptions; maxHeapMb: num
     resume: opts.resume,
     log,
     ...(opts.maxOutage !== undefined ? { maxOutageMs: parseDurationFlag(opts.maxOutage, '--max-outage') } : {}),
+    ...(opts.verdictDetails !== undefined ? { verdictDetails: opts.verdictDetails as VerdictDetails } : {}),
   };
   return { job, maxHeapMb, metrics: parseMetricsOptions(opts) };
 }

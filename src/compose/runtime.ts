@@ -1,5 +1,6 @@
 import type { EndpointConfig, JuryConfig } from '../../schemas/config.js';
 import { configHash } from '../config/load.js';
+import { phase1Admission } from '../jury/admission.js';
 import type { JuryContext } from '../jury/judge.js';
 import type { JuryRuntime } from '../jury/runtime.js';
 import { createGateway } from '../llm/gateway.js';
@@ -64,7 +65,9 @@ export async function openRuntime(opts: RuntimeOptions): Promise<JuryRuntime> {
     ...(opts.observer ? { observer: opts.observer } : {}),
     maxOutageMs: config.max_outage_ms,
   });
-  const jury: JuryContext = { config, gateway, prompts: loadPromptSet(config.prompts_dir), configHash: configHash(config), downMs: gateway.health.downMs };
+  // Records start Phase 1 as fast as the endpoints serve it, so calls do not pile up in our limiter.
+  const admission = phase1Admission((name) => (Object.hasOwn(config.endpoints, name) ? config.endpoints[name]!.max_concurrency : undefined));
+  const jury: JuryContext = { config, gateway, prompts: loadPromptSet(config.prompts_dir), configHash: configHash(config), downMs: gateway.health.downMs, admission };
   return {
     jury,
     gateway,

@@ -1,9 +1,10 @@
 import type { JuryConfig } from '../../schemas/config.js';
 import { maxImpact } from '../../schemas/defect.js';
-import { type DecisionRow, type DefectRow, defectId, type StepRow, type VerdictRow } from '../../schemas/outputs.js';
+import { type DecisionRow, type DefectRow, defectId, type StepRow, type VerdictDetailRow, type VerdictRow } from '../../schemas/outputs.js';
 import type { SourcePosition } from '../../schemas/trace.js';
 import type { Verdict } from '../../schemas/verdict.js';
 import { decide } from './decision.js';
+import { detailRow, wantsDetail } from './detail.js';
 import { stepRows } from './steps.js';
 
 export interface DerivedRows {
@@ -11,6 +12,8 @@ export interface DerivedRows {
   defects: DefectRow[];
   steps: StepRow[];
   decision: DecisionRow;
+  /** the `verdict_details` row, when the config asks for it (see wantsDetail) */
+  detail?: VerdictDetailRow;
 }
 
 /**
@@ -27,8 +30,8 @@ export function criticalPathMs(v: Verdict): number {
   return phase1 + rest;
 }
 
-/** A verdict and its record's position/meta -> the rows of the four shard tables. */
-export function deriveRows(v: Verdict, position: SourcePosition, meta: Record<string, unknown>, config: Pick<JuryConfig, 'severity_threshold' | 'filter'>): DerivedRows {
+/** A verdict and its record's position/meta -> its rows of the shard tables. */
+export function deriveRows(v: Verdict, position: SourcePosition, meta: Record<string, unknown>, config: Pick<JuryConfig, 'severity_threshold' | 'filter' | 'verdict_details'>): DerivedRows {
   const steps = stepRows(v.record_id, v.n_steps, v.defects, config.severity_threshold);
   const sum = (k: 'tokens_in' | 'tokens_out' | 'cost_usd') => v.usage.reduce((a, u) => a + u[k], 0);
   const verdict: VerdictRow = {
@@ -70,5 +73,6 @@ export function deriveRows(v: Verdict, position: SourcePosition, meta: Record<st
     leaf_id: null,
     taxonomy_status: null,
   }));
-  return { verdict, defects, steps, decision: decide(v, steps, config.filter) };
+  const decision = decide(v, steps, config.filter);
+  return { verdict, defects, steps, decision, ...(wantsDetail(config.verdict_details, v.mode) ? { detail: detailRow(v) } : {}) };
 }

@@ -1,4 +1,4 @@
-import type { JuryConfig } from '../../schemas/config.js';
+import type { JuryConfig, ParticipantConfig } from '../../schemas/config.js';
 import type { Defect } from '../../schemas/defect.js';
 import type { CallUsage } from '../../schemas/usage.js';
 import { type Judgement, type TerminationReason, type TranscriptTurn, Verdict } from '../../schemas/verdict.js';
@@ -8,7 +8,8 @@ import type { PromptSet } from '../prompts/templates.js';
 import { agreement, dissent, majorityDefects, mergedUnion, unionDefects } from './aggregate.js';
 import { consolidate } from './consolidate.js';
 import { deliberate } from './deliberation/index.js';
-import { runPhase1 } from './phase1.js';
+import type { Phase1Admission } from './admission.js';
+import { runPhase1, type Phase1Result } from './phase1.js';
 import { activeJurors, minJurors, seatWithSeed } from './seats.js';
 
 /** Everything judging needs besides the record; built once per run. */
@@ -19,6 +20,8 @@ export interface JuryContext {
   configHash: string;
   /** ms any endpoint has been down so far (the gateway's health view): Phase 1's ceiling skips it */
   downMs?: () => number;
+  /** holds a record's Phase 1 until its endpoints can take the calls (./admission.ts); absent: no holding */
+  admission?: Phase1Admission;
 }
 
 export interface JudgeInput extends TraceInput {
@@ -55,6 +58,25 @@ async function phase2(ctx: JuryContext, input: JudgeInput, judgements: Judgement
   }
 }
 
+/** Phase 1 once the admission lets the record in; each juror's share goes back as its call ends. */
+async function phase1(ctx: JuryContext, input: JudgeInput, jurors: ParticipantConfig[]): Promise<Phase1Result> {
+  const pass = ctx.admission ? await ctx.admission.enter(jurors) : undefined;
+  try {
+    return await runPhase1({
+      gateway: ctx.gateway,
+      recordId: input.id,
+      jurors,
+      messages: phase1Messages(ctx.prompts, input, ctx.config.propagation),
+      nSteps: input.steps.length,
+      timeoutMs: ctx.config.phase1_timeout_ms,
+      ...(ctx.downMs ? { downMs: ctx.downMs } : {}),
+      ...(pass ? { onJurorDone: (seat: ParticipantConfig) => pass.done(seat.endpoint) } : {}),
+    });
+  } finally {
+    pass?.release();
+  }
+}
+
 /**
  * One record through the jury: Phase 1 fan-out, then the configured Phase 2. Never throws for
  * model failures: a record that cannot be judged gets a verdict with `error` set. The one
@@ -64,15 +86,7 @@ async function phase2(ctx: JuryContext, input: JudgeInput, judgements: Judgement
 export async function judgeRecord(ctx: JuryContext, input: JudgeInput): Promise<Verdict> {
   const jurors = activeJurors(ctx.config);
   const need = minJurors(ctx.config, jurors.length);
-  const p1 = await runPhase1({
-    gateway: ctx.gateway,
-    recordId: input.id,
-    jurors,
-    messages: phase1Messages(ctx.prompts, input, ctx.config.propagation),
-    nSteps: input.steps.length,
-    timeoutMs: ctx.config.phase1_timeout_ms,
-    ...(ctx.downMs ? { downMs: ctx.downMs } : {}),
-  });
+  const p1 = await phase1(ctx, input, jurors);
   const ok = p1.judgements.filter((j) => j.ok);
   const failed = p1.judgements.filter((j) => !j.ok);
   const base = {

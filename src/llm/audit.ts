@@ -35,7 +35,10 @@ export interface AuditEntry {
   response: string | null;
   reasoning: string | null;
   usage: { tokens_in: number; tokens_out: number } | null;
+  /** from the attempt's dispatch to the endpoint until its reply or failure; our own queue excluded */
   latency_ms: number;
+  /** how long the attempt waited for a slot in our own limiter (max_concurrency, requests_per_second) first */
+  queue_ms?: number;
   /** 1-based HTTP attempt number within the logical call (0 for cache hits) */
   attempt: number;
   outcome: AuditOutcome;

@@ -6,6 +6,7 @@
  */
 import { generateObject, generateText, type CallModel } from './generate.js';
 import { newMeter, usageOf, type CostFn } from './layers/usage.js';
+import { queueClock } from './queue-clock.js';
 import type { CallHandler, CallInfo, Completion, ModelCall } from './model.js';
 import { ModelCallError, NoObjectGeneratedError, type CallResult } from './types.js';
 
@@ -32,9 +33,11 @@ export function callCore(deps: CoreDeps): CallHandler {
 }
 
 function bindCall(call: ModelCall<unknown>, signal: AbortSignal, deps: CoreDeps): CallModel {
-  const info: CallInfo = { ctx: call.ctx, seat: call.seat, kind: call.kind, meter: newMeter() };
   const t0 = deps.now();
-  const usage = (outcome: 'ok' | 'error') => usageOf(info, deps.costOf, deps.now() - t0, outcome);
+  const queue = queueClock(deps.now, call.onQueue);
+  const info: CallInfo = { ctx: call.ctx, seat: call.seat, kind: call.kind, meter: newMeter(), onQueue: queue.onQueue };
+  // A call's latency is the time the endpoint (and backoff) took, not the wait in our own limiter.
+  const usage = (outcome: 'ok' | 'error') => usageOf(info, deps.costOf, deps.now() - t0 - queue.ms(), outcome);
   return {
     turn: (req, turn, check) => call.endpoint.turn(req, { call: info, turn, signal, ...(check ? { check } : {}) }),
     usage,

@@ -151,6 +151,7 @@ interface AnyCall {
   seat: ParticipantConfig;
   messages: ChatMessage[];
   signal?: AbortSignal;
+  onQueue?: (waiting: boolean) => void;
 }
 
 /** What structured() and text() share: checks, the request built from the seat, then the layers. */
@@ -166,6 +167,7 @@ function frontDoor(handle: CallHandler, endpoint: (name: string) => Endpoint, is
       request,
       ...(schema ? { schema, schemaName: schemaName ?? kind } : {}),
       ...(c.signal ? { signal: c.signal } : {}),
+      ...(c.onQueue ? { onQueue: c.onQueue } : {}),
       endpoint: ep,
     });
   };

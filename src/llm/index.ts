@@ -38,5 +38,7 @@ export { extractJson, parseStructured, formatZodError } from './json.js';
 export { createLimiter, rateWindow, type Limiter } from './limits.js';
 export { backoffDelay, realSleep, withRetry, type RetryPolicy, type SleepFn } from './retry.js';
 export { createOpenAIProvider, parseRetryAfter, isRetryableStatus } from './openai-provider.js';
+export { RejectedFieldError, isRejectedField, rejectedField, settingFor } from './rejection.js';
+export { AUTO_ORDER, dialectFields, type Dialect } from './dialect.js';
 export { observeAttempts, observeCalls } from './layers/observe.js';
 export { attemptErrorKind, type AttemptErrorKind, type AttemptEvent, type CallEvent, type GatewayObserver } from './observer.js';

@@ -35,6 +35,8 @@ export interface CallInfo {
   /** "text" or "structured:<schemaName>" */
   kind: string;
   meter: CallMeter;
+  /** the caller's hook (StructuredCall.onQueue), called by the limit layer */
+  onQueue?: (waiting: boolean) => void;
 }
 
 /** How a structured call judged a reply the moment it arrived (for the audit line). */
@@ -82,6 +84,7 @@ export interface ModelCall<T> {
   schema?: ZodType<T>;
   schemaName?: string;
   signal?: AbortSignal;
+  onQueue?: (waiting: boolean) => void;
   endpoint: EndpointHandle;
 }
 

@@ -5,6 +5,7 @@
  * fail a call (the layers swallow it).
  */
 import type { CallUsage } from '../../schemas/usage.js';
+import { isRejectedField } from './rejection.js';
 import { ProviderError } from './types.js';
 
 /** Why an attempt failed, in words an operator filters on. */
@@ -15,6 +16,8 @@ export interface AttemptEvent {
   model: string;
   /** from leaving the endpoint's queue to the reply or the failure */
   seconds: number;
+  /** how long the attempt waited in the endpoint's queue (our limiter) before that */
+  queueSeconds?: number;
   outcome: 'ok' | 'error';
   /** set when outcome is 'error' */
   errorKind?: AttemptErrorKind;
@@ -40,6 +43,7 @@ export interface GatewayObserver {
 export function attemptErrorKind(err: unknown): AttemptErrorKind {
   if (!(err instanceof ProviderError)) return 'other';
   const status = err.status;
+  if (isRejectedField(err)) return 'client_error';
   if (status === 429) return 'rate_limited';
   if (status !== undefined && status >= 500) return 'server_error';
   if (status === 408 || /^timeout\b/i.test(err.message)) return 'timeout';

@@ -7,11 +7,19 @@
  *   and the audit log see every attempt.
  * - The client's timeout bounds the whole attempt, body included, because the fetch it is given
  *   (./pooled-fetch.ts) resolves only after the reply's body is read.
+ * - Structured calls send their schema in the endpoint's dialect (./dialect.ts); `auto` finds
+ *   it with one probe per endpoint (./dialect-probe.ts).
+ * - A reply rejecting a request field becomes a RejectedFieldError (./rejection.ts): not retried.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { Agent, request } from 'undici';
+import { createDialectResolver, PROBE_MAX_TOKENS, PROBE_PROMPT } from './dialect-probe.js';
+import { dialectFields } from './dialect.js';
 import { toFinishReason } from './finish-reason.js';
 import { pooledFetch } from './pooled-fetch.js';
+import { asRejection } from './rejection.js';
+import { logger, type Logger } from '../util/log.js';
 import { createRedactor, type Redactor } from '../util/redact.js';
 import { ProviderError, type ChatRequest, type ChatResponse, type EndpointConfig, type Provider } from './types.js';
 
@@ -39,6 +47,15 @@ export function parseRetryAfter(headers: { get(name: string): string | null } | 
 
 export interface OpenAIProviderOptions {
   env?: NodeJS.ProcessEnv;
+  /** where `response_format: auto` says which dialect it chose (default: the `llm` log) */
+  log?: Logger;
+}
+
+/** Who sent the request whose error reply is being read (see errorBodies below). */
+export interface RequestScope {
+  endpoint: string;
+  extraBody: Record<string, unknown> | undefined;
+  errorBody?: string;
 }
 
 export function createOpenAIProvider(name: string, endpoint: EndpointConfig, opts: OpenAIProviderOptions = {}): Provider {
@@ -48,49 +65,54 @@ export function createOpenAIProvider(name: string, endpoint: EndpointConfig, opt
   // The key is redacted from every message we produce, whatever its variable is called.
   const redactor = createRedactor(env, [apiKey === 'not-needed' ? undefined : apiKey]);
   const agent = new Agent({ connections: endpoint.max_concurrency, keepAliveTimeout: 30_000 });
-  const client = new OpenAI({
-    apiKey,
-    baseURL: endpoint.base_url,
-    // Nothing from the ambient OPENAI_* environment may ride along to a third-party endpoint.
-    adminAPIKey: null,
-    organization: null,
-    project: null,
-    webhookSecret: null,
-    // Library logs bypass our redactor; the audit log records every attempt instead.
-    logLevel: 'off',
-    maxRetries: 0,
-    timeout: endpoint.timeout_ms,
-    defaultHeaders: endpoint.headers,
-    fetch: pooledFetch(agent),
+  const client = clientFor(endpoint, apiKey, agent);
+
+  /** One chat completion with `body`; every failure is a redacted ProviderError. */
+  async function send(body: Record<string, unknown>, extraBody: Record<string, unknown> | undefined, signal: AbortSignal): Promise<ChatResponse> {
+    if (signal.aborted) throw callerAbort(signal, redactor);
+    const scope: RequestScope = { endpoint: name, extraBody };
+    try {
+      // The client's timeout bounds the whole attempt: pooledFetch resolves only once the
+      // reply's body is read.
+      const completion = await errorBodies.run(scope, () =>
+        client.chat.completions.create(body as unknown as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming, { signal, timeout: endpoint.timeout_ms }),
+      );
+      return toResponse(completion, redactor);
+    } catch (err) {
+      if (err instanceof ProviderError) throw err;
+      if (signal.aborted) throw callerAbort(signal, redactor);
+      if (err instanceof APIConnectionTimeoutError) throw new ProviderError(`timeout: no complete response within ${endpoint.timeout_ms} ms`, true, undefined, undefined, 'timeout');
+      throw toProviderError(err, redactor, scope);
+    }
+  }
+
+  // The probe sends no sampling knobs: some models refuse any temperature but their own.
+  const dialects = createDialectResolver({
+    endpoint: name,
+    setting: endpoint.response_format,
+    log: opts.log ?? logger('llm'),
+    send: async (fields, model, signal) => (await send({ model, messages: [{ role: 'user', content: PROBE_PROMPT }], max_tokens: PROBE_MAX_TOKENS, ...fields }, undefined, signal)).content,
   });
 
   return {
     name,
     async complete(req: ChatRequest, signal: AbortSignal): Promise<ChatResponse> {
       if (signal.aborted) throw callerAbort(signal, redactor);
-      try {
-        const body = {
-          model: req.model,
-          messages: req.messages.map((m) => ({ role: m.role, content: m.content })),
-          temperature: req.temperature,
-          top_p: req.top_p,
-          max_tokens: req.max_tokens,
-          seed: req.seed,
-          reasoning_effort: req.reasoning_effort,
-          ...responseFormat(endpoint, req),
-          // Provider-specific knobs go last so they can override anything above.
-          ...(req.extra_body ?? {}),
-        } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
-        // The client's timeout bounds the whole attempt: pooledFetch resolves only once the
-        // reply's body is read.
-        const completion = await client.chat.completions.create(body, { signal, timeout: endpoint.timeout_ms });
-        return toResponse(completion, redactor);
-      } catch (err) {
-        if (err instanceof ProviderError) throw err;
-        if (signal.aborted) throw callerAbort(signal, redactor);
-        if (err instanceof APIConnectionTimeoutError) throw new ProviderError(`timeout: no complete response within ${endpoint.timeout_ms} ms`, true, undefined, undefined, 'timeout');
-        throw toProviderError(err, redactor);
-      }
+      // Only structured calls carry a schema; free-text turns stay prose.
+      const format = req.json_schema ? dialectFields(await dialects.dialect(req.model, signal), req.json_schema) : {};
+      const body = {
+        model: req.model,
+        messages: req.messages.map((m) => ({ role: m.role, content: m.content })),
+        temperature: req.temperature,
+        top_p: req.top_p,
+        max_tokens: req.max_tokens,
+        seed: req.seed,
+        reasoning_effort: req.reasoning_effort,
+        ...format,
+        // Provider-specific knobs go last so they can override anything above.
+        ...(req.extra_body ?? {}),
+      };
+      return send(body, req.extra_body, signal);
     },
     async probe(signal: AbortSignal): Promise<void> {
       // Any status below 500 (a 404 from a server without /models included) means it serves.
@@ -107,9 +129,28 @@ export function createOpenAIProvider(name: string, endpoint: EndpointConfig, opt
       if (status >= 500) throw new ProviderError(`probe GET /models: HTTP ${status}`, true, status);
     },
     async close() {
+      dialects.close();
       await agent.close();
     },
   };
+}
+
+function clientFor(endpoint: EndpointConfig, apiKey: string, agent: Agent): OpenAI {
+  return new OpenAI({
+    apiKey,
+    baseURL: endpoint.base_url,
+    // Nothing from the ambient OPENAI_* environment may ride along to a third-party endpoint.
+    adminAPIKey: null,
+    organization: null,
+    project: null,
+    webhookSecret: null,
+    // Library logs bypass our redactor; the audit log records every attempt instead.
+    logLevel: 'off',
+    maxRetries: 0,
+    timeout: endpoint.timeout_ms,
+    defaultHeaders: endpoint.headers,
+    fetch: keepErrorBodies(pooledFetch(agent)),
+  });
 }
 
 function callerAbort(signal: AbortSignal, redactor: Redactor): ProviderError {
@@ -146,8 +187,25 @@ function short(s: string): string {
   return one.length <= MAX_MESSAGE_CHARS ? one : `${one.slice(0, MAX_MESSAGE_CHARS - 1)}…`;
 }
 
+/**
+ * The error body of the request running in this async context, for toProviderError: the client
+ * keeps only a JSON body's `error` member, and FastAPI-style servers put the detail elsewhere.
+ */
+const errorBodies = new AsyncLocalStorage<RequestScope>();
+
+function keepErrorBodies(fetch: typeof globalThis.fetch): typeof globalThis.fetch {
+  return (async (input: Parameters<typeof globalThis.fetch>[0], init?: RequestInit) => {
+    const res = await fetch(input, init);
+    const scope = errorBodies.getStore();
+    if (res.status < 400 || !scope) return res;
+    const text = await res.text();
+    scope.errorBody = text;
+    return new Response(text, { status: res.status, statusText: res.statusText, headers: res.headers });
+  }) as typeof globalThis.fetch;
+}
+
 /** Maps anything the client throws to a ProviderError with a redacted, bounded message. */
-export function toProviderError(err: unknown, redactor: Redactor): ProviderError {
+export function toProviderError(err: unknown, redactor: Redactor, scope?: RequestScope): ProviderError {
   if (err instanceof APIUserAbortError) return new ProviderError('aborted', false);
   if (err instanceof APIConnectionError) {
     const cause = (err as { cause?: unknown }).cause;
@@ -156,20 +214,15 @@ export function toProviderError(err: unknown, redactor: Redactor): ProviderError
   }
   if (err instanceof APIError && typeof err.status === 'number') {
     const status = err.status;
+    // A field the server will not take fails the same way every time: no retry, and say which setting sends it.
+    const reply = { status, message: err.message, ...(scope?.errorBody !== undefined ? { body: scope.errorBody } : {}), param: typeof err.param === 'string' ? err.param : null };
+    // The client's message when it kept one (`error.message`), else the body as sent.
+    const said = err.error !== undefined || scope?.errorBody === undefined ? err.message.replace(/^\d{3} /, '') : scope.errorBody;
+    const rejected = scope ? asRejection(reply, scope.endpoint, scope.extraBody, short(said), redactor.text) : undefined;
+    if (rejected) return rejected;
     return new ProviderError(redactor.text(short(`HTTP ${err.message}`)), isRetryableStatus(status), status, isRetryableStatus(status) ? parseRetryAfter(err.headers) : undefined);
   }
   // E.g. a 200 whose body is not JSON: a flaky proxy more often than a permanent condition.
   const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
   return new ProviderError(redactor.text(short(`unexpected error: ${message}`)), true);
-}
-
-/**
- * Constrained decoding for structured calls when the endpoint opts in. Free-text calls (juror
- * turns) carry no schema and are never constrained. Strictness is off: our zod schemas accept
- * optional and lenient fields that strict mode would have to forbid.
- */
-function responseFormat(endpoint: EndpointConfig, req: ChatRequest): { response_format?: unknown } {
-  if (!req.json_schema || endpoint.response_format === 'none') return {};
-  if (endpoint.response_format === 'json_object') return { response_format: { type: 'json_object' } };
-  return { response_format: { type: 'json_schema', json_schema: { name: 'reply', schema: req.json_schema, strict: false } } };
 }

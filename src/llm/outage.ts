@@ -5,6 +5,7 @@
  * did not answer in time, or answered 5xx. The health layer (./layers/health.ts) counts them per
  * endpoint; everything else (4xx, a refusal, a reply that does not parse) is the record's own.
  */
+import { isRejectedField } from './rejection.js';
 import { ProviderError } from './types.js';
 
 export type OutageKind = 'connection' | 'timeout' | 'server_error';
@@ -13,6 +14,8 @@ export type OutageKind = 'connection' | 'timeout' | 'server_error';
 export function outageKindOf(err: unknown): OutageKind | null {
   if (!(err instanceof ProviderError)) return null;
   if (err.reach) return err.reach;
+  // The server read the request and refused a field of it (llama-cpp-python says so with a 500).
+  if (isRejectedField(err)) return null;
   if (err.status !== undefined && err.status >= 500) return 'server_error';
   return null;
 }

@@ -91,6 +91,12 @@ export interface StructuredCall<T> {
   /** short name for error messages and the audit log, e.g. "JudgementOutput" */
   schemaName: string;
   signal?: AbortSignal;
+  /**
+   * Told `true` when an attempt of this call starts waiting for a slot in our own limiter and
+   * `false` when it leaves (dispatched, or given up): deadlines that must not count our queue
+   * (the Phase 1 ceiling) pause in between.
+   */
+  onQueue?: (waiting: boolean) => void;
 }
 
 export interface TextCall {
@@ -98,6 +104,8 @@ export interface TextCall {
   seat: ParticipantConfig;
   messages: ChatMessage[];
   signal?: AbortSignal;
+  /** as StructuredCall.onQueue */
+  onQueue?: (waiting: boolean) => void;
 }
 
 export interface CallResult<T> {

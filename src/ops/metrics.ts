@@ -140,6 +140,7 @@ function modelMetrics(registry: Registry): GatewayObserver {
   const limited = new Counter({ name: p('model_rate_limited_total'), help: 'Attempts answered with HTTP 429 (also counted in model_request_errors_total).', labelNames: em, registers });
   const retries = new Counter({ name: p('model_retries_total'), help: 'Failed attempts that are retried after a backoff.', labelNames: em, registers });
   const latency = new Histogram({ name: p('model_request_duration_seconds'), help: 'Attempt latency, from leaving the endpoint queue to the reply or failure.', labelNames: em, buckets: REQUEST_BUCKETS, registers });
+  const queued = new Histogram({ name: p('model_queue_wait_seconds'), help: 'Time an attempt waited in the endpoint queue (max_concurrency, requests_per_second) before it was sent; not part of model_request_duration_seconds.', labelNames: em, buckets: REQUEST_BUCKETS, registers });
   const calls = new Counter({
     name: p('model_calls_total'),
     help: 'Logical model calls (after retries and re-asks), by outcome (ok, error) and cache (hit: replayed from the response cache, miss: sent).',
@@ -153,6 +154,7 @@ function modelMetrics(registry: Registry): GatewayObserver {
       const l = { endpoint: e.endpoint, model: e.model };
       requests.inc({ ...l, outcome: e.outcome });
       latency.observe(l, e.seconds);
+      if (e.queueSeconds !== undefined) queued.observe(l, e.queueSeconds);
       if (e.outcome === 'ok') return;
       errors.inc({ ...l, kind: e.errorKind ?? 'other' });
       if (e.errorKind === 'rate_limited') limited.inc(l);

@@ -10,7 +10,9 @@
  *   z.int32()                        -> Int32
  *   z.int() / z.uint32() / z.bigint() -> Int64  (hint 'int32' narrows a z.int())
  *   z.number()                       -> Float64
- *   z.array(scalar)                  -> List<scalar>  (dictionary strings become plain Utf8 in lists)
+ *   z.array(T)                       -> List<T>    (any mappable T, lists and objects included)
+ *   z.object({...}) inside a row     -> Struct<...> (fields in key order)
+ *   below the top level, dictionary strings and enums become plain Utf8
  *   .nullable() / .optional()        -> nullable field; everything else is NOT NULL
  */
 import { z } from 'zod';
@@ -79,16 +81,16 @@ function unwrap(schema: z.ZodType): { inner: z.ZodType; nullable: boolean; hint:
 
 const toBigInt: Convert = (v) => (v === null || v === undefined ? v : typeof v === 'bigint' ? v : BigInt(v as number));
 
-function scalarType(s: z.ZodType, hint: ArrowHint | undefined, path: string, inList: boolean): { type: DataType; convert: Convert | null } {
+function scalarType(s: z.ZodType, hint: ArrowHint | undefined, path: string, nested: boolean): Mapped {
   const d = defOf(s);
   switch (d.type) {
     case 'string':
-      return { type: hint === 'dict' && !inList ? dict() : new Utf8(), convert: null };
+      return { type: hint === 'dict' && !nested ? dict() : new Utf8(), convert: null };
     case 'enum': {
       if (!Object.values(d.entries ?? {}).every((v) => typeof v === 'string')) {
         throw new ArrowMappingError(`${path}: only string enums map to Arrow`);
       }
-      return { type: hint === 'utf8' || inList ? new Utf8() : dict(), convert: null };
+      return { type: hint === 'utf8' || nested ? new Utf8() : dict(), convert: null };
     }
     case 'boolean':
       return { type: new Bool(), convert: null };
@@ -112,19 +114,52 @@ function scalarType(s: z.ZodType, hint: ArrowHint | undefined, path: string, inL
 // Int32 indices: the default pyarrow, DuckDB and Spark all read without surprises.
 const dict = (): DataType => new Dictionary(new Utf8(), new Int32());
 
-function columnFor(name: string, schema: z.ZodType): Column {
-  const { inner, nullable, hint } = unwrap(schema);
+interface Mapped {
+  type: DataType;
+  convert: Convert | null;
+}
+
+/**
+ * Any mappable zod type -> Arrow type. Below the top level (`nested`) dictionaries become plain
+ * Utf8: one dictionary per nested field buys little and is where readers differ most.
+ */
+function typeFor(inner: z.ZodType, hint: ArrowHint | undefined, path: string, nested: boolean): Mapped {
   const d = defOf(inner);
   if (d.type === 'array') {
     const el = unwrap(d.element as z.ZodType);
-    const { type, convert } = scalarType(el.inner, el.hint, `${name}[]`, true);
-    const list = new List(new Field('item', type, el.nullable));
-    const convertList: Convert | null = convert
-      ? (v) => (Array.isArray(v) ? v.map(convert) : v)
-      : null;
-    return { name, field: new Field(name, list, nullable), convert: convertList };
+    const { type, convert } = typeFor(el.inner, el.hint, `${path}[]`, true);
+    const convertList: Convert | null = convert ? (v) => (Array.isArray(v) ? v.map(convert) : v) : null;
+    return { type: new List(new Field('item', type, el.nullable)), convert: convertList };
   }
-  const { type, convert } = scalarType(inner, hint, name, false);
+  if (d.type === 'object') return structFor(inner as AnyObject, path);
+  return scalarType(inner, hint, path, nested);
+}
+
+/** z.object inside a row -> Struct, its fields in key order; converts only fields that need it. */
+function structFor(schema: AnyObject, path: string): Mapped {
+  const fields: Field[] = [];
+  const converts: [string, Convert][] = [];
+  for (const [name, s] of Object.entries(schema.shape)) {
+    const { inner, nullable, hint } = unwrap(s as z.ZodType);
+    const { type, convert } = typeFor(inner, hint, `${path}.${name}`, true);
+    fields.push(new Field(name, type, nullable));
+    if (convert) converts.push([name, convert]);
+  }
+  const convert: Convert | null =
+    converts.length === 0
+      ? null
+      : (v) => {
+          if (v === null || v === undefined || typeof v !== 'object') return v;
+          const o = { ...(v as Record<string, unknown>) };
+          for (const [name, c] of converts) o[name] = c(o[name]);
+          return o;
+        };
+  return { type: new Struct(fields), convert };
+}
+
+function columnFor(name: string, schema: z.ZodType): Column {
+  const { inner, nullable, hint } = unwrap(schema);
+  const { type, convert } = typeFor(inner, hint, name, false);
   return { name, field: new Field(name, type, nullable), convert };
 }
 

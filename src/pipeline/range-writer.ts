@@ -125,6 +125,7 @@ export class RangeWriter {
       defects: judged.flatMap((r) => r.defects),
       steps: judged.flatMap((r) => r.steps),
       decisions: judged.map((r) => r.decision),
+      verdict_details: judged.flatMap((r) => (r.detail ? [r.detail] : [])),
       dead_letters: [...this.dead.entries()].sort((a, b) => a[0] - b[0]).map(([, d]) => d),
     };
   }

@@ -20,6 +20,7 @@ import {
   type ManifestTableName,
   type ShardFileEntry,
   type ShardFormat,
+  type ShardTableName,
 } from '../../schemas/outputs.js';
 import { buildTable } from './arrow-schema.js';
 import { encodeCorpusPart } from './corpus.js';
@@ -45,6 +46,8 @@ export interface CommitterOptions {
    * a committed range has a part and a folder glob never finds nothing.
    */
   writeEmpty?: boolean;
+  /** Tables switched off for this run (verdict_details when not asked for): no zero-row part for them. */
+  off?: readonly ShardTableName[];
   now?: () => Date;
 }
 
@@ -233,7 +236,7 @@ export class ShardCommitter {
     const recordIds = new Set<string>();
     for (const table of SHARD_TABLE_NAMES) {
       const rows = req.tables[table] ?? [];
-      if (rows.length === 0 && !(this.opts.writeEmpty ?? true)) continue;
+      if (rows.length === 0 && (!(this.opts.writeEmpty ?? true) || this.opts.off?.includes(table))) continue;
       // One key only: more would make parquet-wasm's output bytes vary (see ParquetOptions).
       const metadata = { reasoning_jury: JSON.stringify({ table, schema_version: SHARD_SCHEMA_VERSION }) };
       const arrow = buildTable(SHARD_TABLES[table], rows, { metadata });

@@ -1,12 +1,12 @@
 /**
  * Reading shards back in-process: hyparquet (pure JS, independent of the parquet-wasm writer,
  * so a round trip through it is a real interop check) and apache-arrow for IPC files.
- * Rows come back as plain JS values: lists as arrays, Int64 as numbers (the schemas only allow
+ * Rows come back as plain JS values: lists as arrays, structs as objects, Int64 as numbers (the schemas only allow
  * safe integers there) unless `int64: 'bigint'` is asked for.
  */
 import { parquetMetadata, parquetReadObjects, parquetSchema, type SchemaTree } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
-import { Vector, tableFromIPC, type Table } from 'apache-arrow';
+import { StructRow, Vector, tableFromIPC, type Table } from 'apache-arrow';
 import type { ShardFormat, ShardTableName } from '../../schemas/outputs.js';
 import type { ObjectStore } from './object-store.js';
 import { listCommitted } from './shard-commit.js';
@@ -26,6 +26,11 @@ function plain(v: unknown, int64: 'number' | 'bigint'): unknown {
   if (v instanceof Vector) return plain(v.toArray(), int64);
   if (ArrayBuffer.isView(v) && !(v instanceof DataView)) return Array.from(v as unknown as ArrayLike<unknown>, (x) => plain(x, int64));
   if (Array.isArray(v)) return v.map((x) => plain(x, int64));
+  // Structs: apache-arrow hands out StructRow proxies, hyparquet plain objects.
+  if (v instanceof StructRow) return plain(v.toJSON(), int64);
+  if (v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) {
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x, int64)]));
+  }
   return v;
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FilterPolicy } from '../../schemas/config.js';
 import type { Defect } from '../../schemas/defect.js';
-import { DecisionRow, DefectRow, StepRow, VerdictRow } from '../../schemas/outputs.js';
+import { DecisionRow, DefectRow, StepRow, VerdictDetailRow, VerdictRow } from '../../schemas/outputs.js';
 import type { Verdict } from '../../schemas/verdict.js';
 import { decide } from '../../src/derive/decision.js';
 import { criticalPathMs, deriveRows } from '../../src/derive/rows.js';
@@ -66,5 +66,50 @@ describe('shard rows', () => {
     expect(rows.verdict).toMatchObject({ tokens_in: 40, tokens_out: 8, cost_usd: 2, latency_ms: 350, max_impact: 'major', n_defects: 1, source_offset: 7, meta: '{"generator":"g"}' });
     expect(rows.defects[0]).toMatchObject({ defect_id: 'r#d0', voters: [], vote_count: null, leaf_id: null });
     expect(rows.steps).toHaveLength(5);
+  });
+});
+
+describe('verdict_details rows', () => {
+  const judged = verdict({
+    mode: 'deliberation',
+    termination_reason: 'universal_agreement',
+    rounds: 2,
+    dissenting_views: ['jury-1 (minor, STEP-4): off by one'],
+    phase1_judgements: [
+      { juror_id: 'j0', model: 'm-a', ok: true, defects: [d([2], 'major'), { ...d([4], 'minor'), correct_value: '7' }], dropped_refs: 1 },
+      { juror_id: 'j1', model: 'm-b', ok: false, defects: [], dropped_refs: 0, error: 'timeout' },
+    ],
+    transcript: [
+      { turn: 0, round: 1, speaker: 'j0', instruction: 'defend STEP-2', message: 'STEP-2 divides by zero' },
+      { turn: 1, round: 2, speaker: 'j2', message: 'agreed' },
+    ],
+  });
+  const at = { source: 'file', unit: 'a.jsonl', offset: 0 };
+
+  it('carries Phase 1, the transcript and the termination facts of the verdict', () => {
+    const rows = deriveRows(judged, at, {}, { severity_threshold: 'minor', filter: policy });
+    const detail = VerdictDetailRow.parse(rows.detail);
+    expect(detail).toMatchObject({ mode: 'deliberation', termination_reason: 'universal_agreement', rounds: 2, turns: 2, last_speaker: 'j2', dissenting_views: judged.dissenting_views });
+    expect(detail.phase1).toEqual([
+      { seat_id: 'j0', model: 'm-a', status: 'ok', error: null, dropped_refs: 1, defects: [
+        { statement_refs: [2], impact: 'major', what_went_wrong: 'w', evidence: 'e', correct_value: null },
+        { statement_refs: [4], impact: 'minor', what_went_wrong: 'w', evidence: 'e', correct_value: '7' },
+      ] },
+      { seat_id: 'j1', model: 'm-b', status: 'failed', error: 'timeout', dropped_refs: 0, defects: [] },
+    ]);
+    expect(detail.transcript).toEqual([
+      { turn: 0, round: 1, speaker: 'j0', instruction: 'defend STEP-2', content: 'STEP-2 divides by zero' },
+      { turn: 1, round: 2, speaker: 'j2', instruction: null, content: 'agreed' },
+    ]);
+  });
+
+  it('auto: deliberation only; on: every mode; off: never', () => {
+    const of = (over: Partial<Verdict>, setting?: 'auto' | 'on' | 'off') =>
+      deriveRows({ ...judged, ...over }, at, {}, { severity_threshold: 'minor', filter: policy, ...(setting ? { verdict_details: setting } : {}) }).detail;
+    expect(of({})).toBeDefined();
+    expect(of({}, 'off')).toBeUndefined();
+    expect(of({ mode: 'majority' })).toBeUndefined();
+    expect(of({ mode: 'majority' }, 'auto')).toBeUndefined();
+    expect(of({ mode: 'single' }, 'on')).toMatchObject({ mode: 'single' });
   });
 });

@@ -153,9 +153,9 @@ describe('audit layer: attempts', () => {
     expect(line).toEqual({
       caller: 'test.layers', phase: 'phase1', participant: 'juror-a', record_id: 'r', sample_index: 1, model: 'm', endpoint: 'ep', kind: 'text', turn: 'reask',
       prompt_hash: hashMessages(req.messages), messages: req.messages, response: '{"x":1}', reasoning: 'r', usage: { tokens_in: 3, tokens_out: 2 },
-      latency_ms: 10, attempt: 3, outcome: 'invalid_json', error: 'bad', finish_reason: 'length',
+      latency_ms: 10, queue_ms: 10, attempt: 3, outcome: 'invalid_json', error: 'bad', finish_reason: 'length',
     });
-    expect(Object.keys(log.lines[0]!)).toEqual(['ts', 'caller', 'phase', 'participant', 'record_id', 'sample_index', 'model', 'endpoint', 'kind', 'turn', 'prompt_hash', 'messages', 'response', 'reasoning', 'usage', 'latency_ms', 'attempt', 'outcome', 'error', 'finish_reason']);
+    expect(Object.keys(log.lines[0]!)).toEqual(['ts', 'caller', 'phase', 'participant', 'record_id', 'sample_index', 'model', 'endpoint', 'kind', 'turn', 'prompt_hash', 'messages', 'response', 'reasoning', 'usage', 'latency_ms', 'queue_ms', 'attempt', 'outcome', 'error', 'finish_reason']);
   });
 
   it('failed attempts say retryable_error or error, with the HTTP status', async () => {

@@ -76,6 +76,18 @@ describe('run metrics', () => {
     expect(total(e, 'reasoning_jury_model_cost_usd_total', { cache: 'miss' })).toBeCloseTo(0.25, 12);
   });
 
+  it('time queued in our limiter goes to its own histogram, not into the request duration', async () => {
+    const m = createRunMetrics();
+    const at = { endpoint: 'llama', model: 'm-a' };
+    m.gateway.onAttempt!({ ...at, seconds: 0.3, queueSeconds: 4, outcome: 'ok', retried: false });
+    m.gateway.onAttempt!({ ...at, seconds: 0.3, queueSeconds: 0, outcome: 'ok', retried: false });
+    const e = parseExposition(await m.exposition());
+    expect(total(e, 'reasoning_jury_model_request_duration_seconds_sum', at)).toBeCloseTo(0.6, 9);
+    expect(total(e, 'reasoning_jury_model_queue_wait_seconds_count', at)).toBe(2);
+    expect(total(e, 'reasoning_jury_model_queue_wait_seconds_sum', at)).toBeCloseTo(4, 9);
+    expect(total(e, 'reasoning_jury_model_queue_wait_seconds_bucket', { ...at, le: '1' })).toBe(1);
+  });
+
   it('show commit latency, source lag and breaker state', async () => {
     const m = createRunMetrics();
     const src = { connected: false, lag: [{ unit: 'traces+0', lag: 12 }, { unit: 'traces+1', lag: 0 }] };

@@ -3,7 +3,9 @@
 Usage: python check_shards.py PLAN.json
 
 PLAN = {"files": [{"path", "format": "parquet"|"arrow", "samples": [row indices]}],
-        "datasets": [{"dir", "glob"}]}   # Hive-partitioned folders, read as one table
+        "datasets": [{"dir", "glob"}],   # Hive-partitioned folders, read as one table
+        "flatten": [{"path", "steps": [column, field, ...]}],  # pyarrow: nested values, flattened
+        "queries": [{"name", "sql"}]}    # DuckDB: rows of each query (e.g. unnest of nested columns)
 
 The TypeScript test compares the report against the rows it wrote, so this script only reads
 and describes: it holds no expectations of its own.
@@ -101,6 +103,23 @@ def check_dataset(con, spec):
     }
 
 
+def flatten(spec):
+    """Walks a nested column with pyarrow compute: lists are flattened, structs give a field."""
+    import pyarrow.compute as pc
+    steps = spec["steps"]
+    arr = pq.read_table(spec["path"]).column(steps[0]).combine_chunks()
+    for name in steps[1:] + [None]:
+        while pa.types.is_list(arr.type):
+            arr = pc.list_flatten(arr)
+        if name is not None:
+            arr = pc.struct_field(arr, name)
+    return {"path": spec["path"], "steps": steps, "values": arr.to_pylist()}
+
+
+def query(con, spec):
+    return {"name": spec["name"], "rows": [list(r) for r in con.execute(spec["sql"]).fetchall()]}
+
+
 def main():
     with open(sys.argv[1], encoding="utf-8") as f:
         plan = json.load(f)
@@ -109,6 +128,8 @@ def main():
         "versions": {"pyarrow": pa.__version__, "duckdb": duckdb.__version__},
         "files": [check_file(con, s) for s in plan.get("files", [])],
         "datasets": [check_dataset(con, s) for s in plan.get("datasets", [])],
+        "flatten": [flatten(s) for s in plan.get("flatten", [])],
+        "queries": [query(con, s) for s in plan.get("queries", [])],
     }
     json.dump(report, sys.stdout, ensure_ascii=False)
 

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { DataType } from 'apache-arrow';
 import { ArrowMappingError, ShardRowError, arrowSchemaFor, buildTable } from '../../src/pipeline/arrow-schema.js';
-import { DefectRow, SHARD_TABLES, StepRow, VerdictRow, defectId, dictString, truncateRaw } from '../../schemas/outputs.js';
-import { defectRows, verdictRows } from './synth.js';
+import { DefectRow, SHARD_TABLES, StepRow, VerdictDetailRow, VerdictRow, defectId, dictString, int32, truncateRaw } from '../../schemas/outputs.js';
+import { defectRows, verdictDetailRows, verdictRows } from './synth.js';
 
 const typeOf = (schema: z.ZodObject<z.ZodRawShape>) =>
   Object.fromEntries(arrowSchemaFor(schema).fields.map((f) => [f.name, `${String(f.type)}${f.nullable ? '?' : ''}`]));
@@ -60,11 +60,43 @@ describe('arrowSchemaFor', () => {
     expect(typeOf(s)).toEqual({ a: 'Int32', b: 'Int64?', c: 'Utf8', d: 'Dictionary<Int32, Utf8>?', e: 'List<Float64>', f: 'Int64' });
   });
 
+  it('maps nested objects and arrays: List<Struct<...>>, lists of lists, plain Utf8 below the top level', () => {
+    const s = z.object({
+      top: dictString(),
+      jurors: z.array(
+        z.object({
+          id: dictString(),
+          mode: z.enum(['a', 'b']),
+          tokens: z.int(),
+          note: z.string().nullable(),
+          defects: z.array(z.object({ refs: z.array(int32().positive()), impact: z.enum(['x']) })),
+        }),
+      ),
+      grid: z.array(z.array(int32())),
+      one: z.object({ n: int32() }).nullable(),
+    });
+    expect(typeOf(s)).toEqual({
+      top: 'Dictionary<Int32, Utf8>',
+      jurors: 'List<Struct<{id:Utf8, mode:Utf8, tokens:Int64, note:Utf8, defects:List<Struct<{refs:List<Int32>, impact:Utf8}>>}>>',
+      grid: 'List<List<Int32>>',
+      one: 'Struct<{n:Int32}>?',
+    });
+    const jurors = arrowSchemaFor(s).fields[1]!;
+    const struct = jurors.type.children[0]!;
+    expect(struct.nullable).toBe(false);
+    expect(struct.type.children.map((f: { name: string; nullable: boolean }) => `${f.name}${f.nullable ? '?' : ''}`)).toEqual(['id', 'mode', 'tokens', 'note?', 'defects']);
+    const detail = typeOf(VerdictDetailRow);
+    expect(detail.phase1).toMatch(/^List<Struct<\{seat_id:Utf8, model:Utf8, status:Utf8, error:Utf8, dropped_refs:Int32, defects:List<Struct<\{statement_refs:List<Int32>, impact:Utf8/);
+    expect(detail.transcript).toBe('List<Struct<{turn:Int32, round:Int32, speaker:Utf8, instruction:Utf8, content:Utf8}>>');
+    expect(detail.dissenting_views).toBe('List<Utf8>');
+  });
+
   it('refuses shapes it cannot map faithfully', () => {
-    expect(() => arrowSchemaFor(z.object({ x: z.object({ y: z.string() }) }))).toThrow(ArrowMappingError);
+    expect(() => arrowSchemaFor(z.object({ x: z.object({ y: z.date() }) }))).toThrow(/x\.y: zod type 'date'/);
+    expect(() => arrowSchemaFor(z.object({ x: z.record(z.string(), z.string()) }))).toThrow(ArrowMappingError);
     expect(() => arrowSchemaFor(z.object({ x: z.date() }))).toThrow(/date/);
     expect(() => arrowSchemaFor(z.object({ x: z.number().meta({ arrow: 'int32' }) }))).toThrow(/non-integer/);
-    expect(() => arrowSchemaFor(z.object({ x: z.array(z.array(z.int32())) }))).toThrow(ArrowMappingError);
+    expect(() => arrowSchemaFor(z.object({ x: z.array(z.union([z.string(), z.int32()])) }))).toThrow(/x\[\]: zod type 'union'/);
   });
 });
 
@@ -105,6 +137,38 @@ describe('buildTable', () => {
     const empty = buildTable(DefectRow, []);
     expect(empty.numRows).toBe(0);
     expect(empty.schema.fields.length).toBe(Object.keys(DefectRow.shape).length);
+  });
+
+  it('builds nested columns: int64 inside structs as BigInt, nulls inside structs, empty lists at every level', () => {
+    const rows = verdictDetailRows(40);
+    const t = buildTable(VerdictDetailRow, rows);
+    const at = (i: number) => t.getChild('phase1')!.get(i)!;
+    const withDefects = rows.findIndex((r) => r.phase1.some((p) => p.defects.length > 1));
+    const j = rows[withDefects]!.phase1.findIndex((p) => p.defects.length > 1);
+    const got = at(withDefects).get(j)!;
+    expect(got.seat_id).toBe(rows[withDefects]!.phase1[j]!.seat_id);
+    expect(got.defects.get(1).impact).toBe(rows[withDefects]!.phase1[j]!.defects[1]!.impact);
+    expect(got.defects.get(1).statement_refs.length).toBe(0);
+    expect(t.getChild('calls')!.get(0)!.get(0)!.tokens_in).toBe(3_000_000_000n);
+    const failed = rows.findIndex((r) => r.phase1.some((p) => p.status === 'failed'));
+    const fj = rows[failed]!.phase1.findIndex((p) => p.status === 'failed');
+    expect(at(failed).get(fj)!.error).toBe('timeout after 3 attempts');
+    expect(at(failed).get((fj + 1) % 3)!.error).toBeNull();
+    expect(rows.some((r) => r.phase1.length === 0)).toBe(true);
+    expect(t.getChild('phase1')!.get(rows.findIndex((r) => r.phase1.length === 0))!.length).toBe(0);
+  });
+
+  it('refuses a null in a NOT NULL nested field, by zod and, unvalidated, by the encoder', () => {
+    const row = verdictDetailRows(2)[1]!;
+    const bad = { ...row, phase1: [{ ...row.phase1[0]!, model: null }] };
+    try {
+      buildTable(VerdictDetailRow, [bad]);
+      expect.unreachable('accepted a null model');
+    } catch (e) {
+      expect(e).toBeInstanceOf(ShardRowError);
+      expect((e as ShardRowError).issues[0]!.path).toEqual(['phase1', 0, 'model']);
+    }
+    expect(() => buildTable(VerdictDetailRow, [bad], { validate: false })).toThrow(/NOT NULL struct field model/);
   });
 
   it('with validate:false still refuses nulls in NOT NULL columns', () => {

@@ -101,10 +101,10 @@ describe.each([
 
     expect(alreadyCommitted).toBe(false);
     expect(store.puts.at(-1)).toBe('_commits/t+0+000-t+0+999.json');
-    expect(store.puts.length).toBe(11);
+    expect(store.puts.length).toBe(13);
     expect(manifest.files.map((f) => f.key)).toContain('defects/source=kafka/part-t+0+000-t+0+999.parquet');
     expect(manifest.files.map((f) => f.key)).toContain('arrow/dead_letters/source=kafka/part-t+0+000-t+0+999.arrow');
-    expect(manifest.rows).toEqual({ verdicts: 2000, defects: 3000, steps: 4000, decisions: 2000, dead_letters: 300 });
+    expect(manifest.rows).toEqual({ verdicts: 2000, defects: 3000, steps: 4000, decisions: 2000, verdict_details: 1000, dead_letters: 300 });
     expect(manifest.record_ids).toBe(2000);
     expect(manifest.committed_at).toBe('2026-01-02T03:04:05.000Z');
     expect(manifest.extra).toEqual({ next_offset: 1000 });
@@ -113,6 +113,8 @@ describe.each([
     expect(await listCommitted(store)).toEqual([manifest]);
     expect(await readCommittedRows(store, 'steps')).toEqual(tables.steps);
     expect(await readCommittedRows(store, 'verdicts', 'arrow')).toEqual(tables.verdicts);
+    expect(await readCommittedRows(store, 'verdict_details')).toEqual(tables.verdict_details);
+    expect(await readCommittedRows(store, 'verdict_details', 'arrow')).toEqual(tables.verdict_details);
   });
 
   it('is idempotent: a committed range is not rewritten, and checksums are content-only', async () => {
@@ -164,7 +166,7 @@ describe('ShardCommitter on disk', () => {
       tables: { verdicts: verdictRows(10) },
     });
     // _staging/ is left empty once the parts are published; Arrow IPC has its own root.
-    expect((await readdir(out)).sort()).toEqual(['_commits', '_staging', 'arrow', 'dead_letters', 'decisions', 'defects', 'steps', 'verdicts']);
+    expect((await readdir(out)).sort()).toEqual(['_commits', '_staging', 'arrow', 'dead_letters', 'decisions', 'defects', 'steps', 'verdict_details', 'verdicts']);
     expect(await readdir(join(out, '_staging'))).toEqual([]);
     expect(await readdir(join(out, 'defects', 'source=kafka'))).toEqual(['part-p0-p9.parquet']);
     expect(await readdir(join(out, 'arrow', 'defects', 'source=kafka'))).toEqual(['part-p0-p9.arrow']);

@@ -3,8 +3,8 @@
  * pure-JS implementation, ZSTD via hyparquet-compressors); IPC files by apache-arrow.
  */
 import { describe, expect, it } from 'vitest';
-import { DataType, tableToIPC, type Table } from 'apache-arrow';
-import { parquetMetadata } from 'hyparquet';
+import { DataType, tableToIPC, type Field, type Table } from 'apache-arrow';
+import { parquetMetadata, parquetSchema, type SchemaTree } from 'hyparquet';
 import { SHARD_TABLES, SHARD_TABLE_NAMES } from '../../schemas/outputs.js';
 import { arrowSchemaFor, buildTable } from '../../src/pipeline/arrow-schema.js';
 import { loadParquetWasm, parquetWasm, toArrowIpc, toParquet } from '../../src/pipeline/shard-format.js';
@@ -12,6 +12,21 @@ import { parquetColumns, readArrowIpcRows, readArrowIpcTable, readParquetRows } 
 import { allTables, defectRows } from './synth.js';
 
 const tables = allTables();
+
+/** Leaves of an Arrow field as dotted paths ([] for a list's element), with type and nullability. */
+function arrowLeaves(f: Field, path: string): { path: string; type: DataType; nullable: boolean }[] {
+  if (DataType.isList(f.type)) return arrowLeaves(f.type.children[0]!, `${path}[]`);
+  if (DataType.isStruct(f.type)) return f.type.children.flatMap((c) => arrowLeaves(c, `${path}.${c.name}`));
+  return [{ path, type: f.type, nullable: f.nullable }];
+}
+
+/** The same for a Parquet schema node: a LIST group's repeated middle level becomes []. */
+function parquetLeaves(t: SchemaTree, path: string): { path: string; physical: string | undefined; logical: string | undefined; repetition: string | undefined }[] {
+  const isList = t.element.converted_type === 'LIST' || t.element.logical_type?.type === 'LIST';
+  if (isList) return parquetLeaves(t.children[0]!.children[0]!, `${path}[]`);
+  if (t.children.length > 0) return t.children.flatMap((c) => parquetLeaves(c, `${path}.${c.element.name}`));
+  return [{ path, physical: t.element.type, logical: t.element.logical_type?.type, repetition: t.element.repetition_type }];
+}
 const PHYSICAL: Record<string, string> = { Int32: 'INT32', Int64: 'INT64', Float64: 'DOUBLE', Bool: 'BOOLEAN' };
 
 describe.each(SHARD_TABLE_NAMES)('%s table', (name) => {
@@ -28,23 +43,31 @@ describe.each(SHARD_TABLE_NAMES)('%s table', (name) => {
     expect(back).toEqual(rows);
   });
 
-  it('Parquet columns carry real types: ints, doubles, booleans, utf8, int32/utf8 lists; ZSTD', () => {
+  it('Parquet columns carry real types: ints, doubles, booleans, utf8, lists, structs; ZSTD', () => {
     const info = parquetColumns(parquet);
     expect(info.numRows).toBe(rows.length);
     expect(info.codecs).toEqual(['ZSTD']);
     expect(info.keyValue['ARROW:schema']).toBeTruthy();
     expect(info.keyValue['reasoning_jury.table']).toBe(name);
+    const tree = parquetSchema(parquetMetadata(parquet.buffer.slice(parquet.byteOffset, parquet.byteOffset + parquet.byteLength) as ArrayBuffer));
     for (const f of arrowSchema.fields) {
       const col = info.columns.find((c) => c.name === f.name)!;
       expect(col.repetition).toBe(f.nullable ? 'OPTIONAL' : 'REQUIRED');
-      const leafType = DataType.isList(f.type) ? f.type.children[0]!.type : f.type;
       expect(col.list).toBe(DataType.isList(f.type));
-      if (DataType.isUtf8(leafType) || DataType.isDictionary(leafType)) {
-        expect([col.physical, col.logical], f.name).toEqual(['BYTE_ARRAY', 'STRING']);
-      } else {
-        const key = DataType.isInt(leafType) ? `Int${leafType.bitWidth}` : DataType.isFloat(leafType) ? 'Float64' : 'Bool';
-        expect(col.physical, f.name).toBe(PHYSICAL[key]);
-      }
+      // Every leaf under the column (nested structs and lists included), in order.
+      const want = arrowLeaves(f, f.name);
+      const got = parquetLeaves(tree.children.find((c) => c.element.name === f.name)!, f.name);
+      expect(got.map((l) => l.path), f.name).toEqual(want.map((l) => l.path));
+      want.forEach((w, i) => {
+        const g = got[i]!;
+        expect(g.repetition === 'OPTIONAL', `${w.path} nullable`).toBe(w.nullable);
+        if (DataType.isUtf8(w.type) || DataType.isDictionary(w.type)) {
+          expect([g.physical, g.logical], w.path).toEqual(['BYTE_ARRAY', 'STRING']);
+        } else {
+          const key = DataType.isInt(w.type) ? `Int${w.type.bitWidth}` : DataType.isFloat(w.type) ? 'Float64' : 'Bool';
+          expect(g.physical, w.path).toBe(PHYSICAL[key]);
+        }
+      });
     }
   });
 
@@ -63,6 +86,21 @@ describe.each(SHARD_TABLE_NAMES)('%s table', (name) => {
       arrowSchema.fields.map((f) => `${f.name}:${String(f.type)}:${f.nullable}`),
     );
     expect(readArrowIpcRows(ipc)).toEqual(rows);
+  });
+});
+
+describe('zero-row parts', () => {
+  it('keep every table\'s schema, nested lists of structs included, in both formats', async () => {
+    for (const name of SHARD_TABLE_NAMES) {
+      const schema = SHARD_TABLES[name];
+      const empty = buildTable(schema, []);
+      const parquet = toParquet(empty);
+      expect(await readParquetRows(parquet), name).toEqual([]);
+      expect(parquetColumns(parquet).columns.map((c) => c.name), name).toEqual(Object.keys(schema.shape));
+      const back = readArrowIpcTable(toArrowIpc(empty));
+      expect(back.numRows, name).toBe(0);
+      expect(back.schema.fields.map((f) => String(f.type)), name).toEqual(arrowSchemaFor(schema).fields.map((f) => String(f.type)));
+    }
   });
 });
 

@@ -13,6 +13,9 @@ export function pyarrowType(f: Field): string {
     const child = t.children[0]!;
     return `list<item: ${pyarrowType(child)}${child.nullable ? '' : ' not null'}>`;
   }
+  if (DataType.isStruct(t)) {
+    return `struct<${t.children.map((c) => `${c.name}: ${pyarrowType(c)}${c.nullable ? '' : ' not null'}`).join(', ')}>`;
+  }
   if (DataType.isInt(t)) return t.bitWidth === 32 ? 'int32' : 'int64';
   if (DataType.isFloat(t)) return 'double';
   if (DataType.isBool(t)) return 'bool';
@@ -20,10 +23,14 @@ export function pyarrowType(f: Field): string {
   throw new Error(`no expectation for ${String(t)}`);
 }
 
+/** Struct field names DuckDB's DESCRIBE quotes (SQL keywords); `p.error` still works in queries. */
+const DUCKDB_QUOTED = new Set(['error', 'content']);
+
 /** DuckDB's SQL type for the same field (dictionaries are plain VARCHAR there). */
 export function duckdbType(f: Field): string {
   const t = f.type;
   if (DataType.isList(t)) return `${duckdbType(t.children[0]!)}[]`;
+  if (DataType.isStruct(t)) return `STRUCT(${t.children.map((c) => `${DUCKDB_QUOTED.has(c.name) ? `"${c.name}"` : c.name} ${duckdbType(c)}`).join(', ')})`;
   if (DataType.isDictionary(t) || DataType.isUtf8(t)) return 'VARCHAR';
   if (DataType.isInt(t)) return t.bitWidth === 32 ? 'INTEGER' : 'BIGINT';
   if (DataType.isFloat(t)) return 'DOUBLE';

@@ -13,7 +13,7 @@ import { arrowSchemaFor } from '../../src/pipeline/arrow-schema.js';
 import { LocalObjectStore } from '../../src/pipeline/object-store.js';
 import { ShardCommitter } from '../../src/pipeline/shard-commit.js';
 import { IN_CI, ROOT, duckdbType, findPython, pyarrowType } from './helpers.js';
-import { allTables, deadLetterRows, verdictRows } from './synth.js';
+import { allTables, deadLetterRows, recordId, verdictRows } from './synth.js';
 
 interface FileReport {
   path: string;
@@ -31,6 +31,8 @@ interface Report {
   versions: Record<string, string>;
   files: FileReport[];
   datasets: DatasetReport[];
+  flatten: { steps: string[]; values: unknown[] }[];
+  queries: { name: string; rows: unknown[][] }[];
 }
 
 const probe = findPython();
@@ -57,8 +59,9 @@ describe.skipIf(Boolean(probe.error) && !IN_CI)('pyarrow + DuckDB read our shard
       m.files.map((f) => ({ path: join(out, ...f.key.split('/')), format: f.format, samples: samplesFor(f.rows) })),
     );
     const datasets = ['verdicts', 'defects', 'dead_letters'].map((t) => ({ dir: join(out, t) }));
+    const detail = manifests[0]!.files.find((f) => f.table === 'verdict_details' && f.format === 'parquet')!;
     const plan = join(out, '..', 'plan.json');
-    await writeFile(plan, JSON.stringify({ files, datasets }));
+    await writeFile(plan, JSON.stringify({ files, datasets, ...nestedPlan(join(out, ...detail.key.split('/'))) }));
     const stdout = execFileSync(probe.python, [join(ROOT, 'test/py/check_shards.py'), plan], {
       encoding: 'utf8',
       maxBuffer: 256 * 1024 * 1024,
@@ -82,8 +85,30 @@ describe.skipIf(Boolean(probe.error) && !IN_CI)('pyarrow + DuckDB read our shard
 
   it('uses the pinned reader versions', () => {
     expect(report.versions).toEqual({ pyarrow: '26.0.1', duckdb: '2.0.1' });
-    // every table of both ranges in both formats, zero-row parts included (2 ranges x 5 tables x 2)
-    expect(report.files.length).toBe(20);
+    // every table of both ranges in both formats, zero-row parts included (2 ranges x 6 tables x 2)
+    expect(report.files.length).toBe(24);
+  });
+
+  it('verdict_details: nested lists of structs flatten in pyarrow and unnest in DuckDB to what was written', () => {
+    const rows = kafka.verdict_details;
+    const p1 = rows.flatMap((r) => r.phase1.map((p) => ({ r, p })));
+    const flat = (steps: string) => report.flatten.find((f) => f.steps.join('.') === steps)!.values;
+    expect(flat('phase1.defects.impact')).toEqual(p1.flatMap(({ p }) => p.defects.map((d) => d.impact)));
+    expect(flat('transcript.content')).toEqual(rows.flatMap((r) => r.transcript.map((t) => t.content)));
+    expect(flat('calls.tokens_in')).toEqual(rows.flatMap((r) => r.calls.map((c) => c.tokens_in)));
+    const q = (name: string) => report.queries.find((x) => x.name === name)!.rows;
+    const byId = <T extends { record_id: string }>(a: T, b: T) => (a.record_id < b.record_id ? -1 : a.record_id > b.record_id ? 1 : 0);
+    const failed = p1.filter(({ p }) => p.status === 'failed').map(({ r, p }) => ({ record_id: r.record_id, seat: p.seat_id, error: p.error }));
+    expect(failed.length).toBeGreaterThan(10);
+    expect(q('failed_jurors')).toEqual([...failed].sort((a, b) => byId(a, b) || (a.seat < b.seat ? -1 : 1)).map((f) => [f.record_id, f.seat, f.error]));
+    const defects = p1.flatMap(({ p }) => p.defects);
+    expect(q('phase1_defects')).toEqual([[defects.length, defects.filter((d) => d.correct_value !== null).length, defects.reduce((a, d) => a + d.statement_refs.length, 0)]]);
+    const turns = [...rows].sort(byId).flatMap((r) => r.transcript.map((t) => [r.record_id, t.turn, t.round, t.speaker, t.instruction, t.content]));
+    expect(turns.length).toBeGreaterThan(100);
+    expect(q('turns')).toEqual(turns);
+    expect(q('dissent')).toEqual([...rows].sort(byId).flatMap((r) => r.dissenting_views.map((d) => [r.record_id, d])));
+    const seven = rows.find((r) => r.record_id === recordId(7))!;
+    expect(q('recursive')).toEqual(seven.calls.map((c) => [c.phase, c.participant, c.model, c.tokens_in, c.tokens_out, c.cost_usd, c.latency_ms, c.attempts, c.outcome]));
   });
 
   it.each(SHARD_TABLE_NAMES)('%s: row counts, column types and sample values agree in pyarrow and DuckDB', (table) => {
@@ -126,6 +151,25 @@ describe.skipIf(Boolean(probe.error) && !IN_CI)('pyarrow + DuckDB read our shard
     }
   });
 });
+
+/** Nested verdict_details columns read the way a warehouse would: pyarrow flatten, DuckDB unnest. */
+function nestedPlan(path: string) {
+  const rel = `read_parquet('${path.replace(/'/g, "''")}')`;
+  return {
+    flatten: [
+      { path, steps: ['phase1', 'defects', 'impact'] },
+      { path, steps: ['transcript', 'content'] },
+      { path, steps: ['calls', 'tokens_in'] },
+    ],
+    queries: [
+      { name: 'failed_jurors', sql: `SELECT record_id, p.seat_id, p.error FROM (SELECT record_id, unnest(phase1) AS p FROM ${rel}) WHERE p.status = 'failed' ORDER BY record_id, p.seat_id` },
+      { name: 'phase1_defects', sql: `SELECT count(*), count(d.correct_value), sum(len(d.statement_refs)) FROM (SELECT unnest(p.defects) AS d FROM (SELECT unnest(phase1) AS p FROM ${rel}))` },
+      { name: 'turns', sql: `SELECT record_id, t.turn, t.round, t.speaker, t.instruction, t.content FROM (SELECT record_id, unnest(transcript) AS t FROM ${rel}) ORDER BY record_id, t.turn` },
+      { name: 'dissent', sql: `SELECT record_id, unnest(dissenting_views) FROM ${rel} ORDER BY record_id` },
+      { name: 'recursive', sql: `SELECT unnest(calls, recursive := true) FROM ${rel} WHERE record_id = '${recordId(7)}'` },
+    ],
+  };
+}
 
 /** First, last, and rows that carry the synthetic edge cases (long strings, nulls, unicode). */
 function samplesFor(n: number): number[] {

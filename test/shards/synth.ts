@@ -12,6 +12,7 @@ import {
   type DecisionRow,
   type DefectRow,
   type StepRow,
+  type VerdictDetailRow,
   type VerdictRow,
 } from '../../schemas/outputs.js';
 import type { ShardRows } from '../../src/pipeline/sink.js';
@@ -143,6 +144,67 @@ export function deadLetterRows(n: number, seed = 5, source = 'kafka'): DeadLette
   }));
 }
 
+/**
+ * Nested rows: jurors that failed (null error only when ok), empty lists at every level, a
+ * juror with no defects, transcripts with and without instructions, int64 tokens above 2^31.
+ */
+export function verdictDetailRows(n: number, seed = 6): VerdictDetailRow[] {
+  const r = rng(seed);
+  return Array.from({ length: n }, (_, i) => {
+    const deliberated = i % 3 !== 0;
+    const turns = deliberated ? i % 6 : 0;
+    const transcript = Array.from({ length: turns }, (_, t) => ({
+      turn: t,
+      round: Math.floor(t / 3),
+      speaker: `j${1 + (t % 3)}`,
+      instruction: t % 2 ? null : `address STEP-${1 + t}`,
+      content: makeText(r, i * 7 + t),
+    }));
+    const phase1 = Array.from({ length: i % 17 === 5 ? 0 : 3 }, (_, j) => {
+      const failed = (i + j) % 11 === 0;
+      return {
+        seat_id: `j${j + 1}`,
+        model: j === 2 ? 'model-β' : 'model-a',
+        status: failed ? ('failed' as const) : ('ok' as const),
+        error: failed ? 'timeout after 3 attempts' : null,
+        dropped_refs: (i + j) % 4 === 0 ? 1 : 0,
+        defects: failed
+          ? []
+          : Array.from({ length: (i + j) % 3 }, (_, k) => ({
+              statement_refs: k === 1 ? [] : [1 + k, 3 + (i % 5)],
+              impact: pick(r, IMPACTS),
+              what_went_wrong: makeText(r, i + j + k),
+              evidence: makeText(r, i + 2 * j + k),
+              correct_value: k % 2 ? `x = ${i}` : null,
+            })),
+      };
+    });
+    return {
+      record_id: recordId(i),
+      mode: deliberated ? ('deliberation' as const) : pick(r, JURY_MODES),
+      termination_reason: deliberated ? pick(r, TERMINATION_REASONS) : ('not_applicable' as const),
+      rounds: deliberated ? Math.ceil(turns / 3) : 0,
+      turns,
+      last_speaker: transcript.at(-1)?.speaker ?? null,
+      dropped_refs: i % 9 === 0 ? 2 : 0,
+      phase1,
+      dissenting_views: i % 4 === 0 ? [] : [`j2 (minor, STEP-${i % 7}): ${makeText(r, i)}`],
+      transcript,
+      calls: phase1.map((p, j) => ({
+        phase: 'phase1' as const,
+        participant: p.seat_id,
+        model: p.model,
+        tokens_in: i % 7 === 0 ? 3_000_000_000 + i : 900 + i + j,
+        tokens_out: 100 + j,
+        cost_usd: r() / 100,
+        latency_ms: r() * 10_000,
+        attempts: p.status === 'failed' ? 3 : 1,
+        outcome: p.status === 'failed' ? ('error' as const) : ('ok' as const),
+      })),
+    };
+  });
+}
+
 /** A few thousand rows per table (the brief's interop size). */
 export function allTables(scale = 1, source = 'kafka'): Required<ShardRows> {
   return {
@@ -150,6 +212,7 @@ export function allTables(scale = 1, source = 'kafka'): Required<ShardRows> {
     defects: defectRows(3000 * scale),
     steps: stepRows(4000 * scale),
     decisions: decisionRows(2000 * scale),
+    verdict_details: verdictDetailRows(1000 * scale),
     dead_letters: deadLetterRows(300 * scale, 5, source),
   };
 }

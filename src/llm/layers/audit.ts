@@ -37,7 +37,13 @@ export function auditAttempts(log: AuditLog, now: () => number): AttemptLayer {
   return (next) => async (req, a) => {
     const call: CallInfo = a.call;
     const attempt = call.meter.attempts;
-    let t0 = now();
+    const entered = now();
+    let started: number | null = null;
+    // latency_ms: from leaving our limiter to the reply (0 if never dispatched); queue_ms: the wait before.
+    const timing = () => {
+      const t = now();
+      return { latency_ms: started === null ? 0 : Math.max(0, Math.round(t - started)), queue_ms: Math.max(0, Math.round((started ?? t) - entered)) };
+    };
     const line = (fields: Partial<AuditEntry>) =>
       log.write({
         ts: new Date().toISOString(),
@@ -48,14 +54,14 @@ export function auditAttempts(log: AuditLog, now: () => number): AttemptLayer {
         response: null,
         reasoning: null,
         usage: null,
-        latency_ms: Math.max(0, Math.round(now() - t0)),
+        ...timing(),
         attempt,
         outcome: 'error',
         error: null,
         ...fields,
       });
     const onStart = () => {
-      t0 = now(); // attempt latency excludes time spent queued behind the limiter
+      started = now(); // attempt latency excludes time spent queued behind the limiter
       a.onStart?.();
     };
     try {

@@ -11,19 +11,24 @@ export function observeAttempts(observer: GatewayObserver, now: () => number): A
   const onAttempt = observer.onAttempt?.bind(observer);
   if (!onAttempt) return (next) => next;
   return (next) => async (req, a) => {
-    let t0 = now();
+    const entered = now();
+    let started: number | null = null;
     const onStart = () => {
-      t0 = now();
+      started = now();
       a.onStart?.();
     };
     const base = { endpoint: a.call.seat.endpoint, model: a.call.seat.model };
-    const seconds = () => Math.max(0, now() - t0) / 1000;
+    // Never dispatched (given up in the queue): the whole time was queue, none was the endpoint's.
+    const times = () => {
+      const t = now();
+      return { seconds: started === null ? 0 : Math.max(0, t - started) / 1000, queueSeconds: Math.max(0, (started ?? t) - entered) / 1000 };
+    };
     try {
       const c = await next(req, { ...a, onStart });
-      quietly(() => onAttempt({ ...base, seconds: seconds(), outcome: 'ok', retried: false }));
+      quietly(() => onAttempt({ ...base, ...times(), outcome: 'ok', retried: false }));
       return c;
     } catch (err) {
-      quietly(() => onAttempt({ ...base, seconds: seconds(), outcome: 'error', errorKind: attemptErrorKind(err), retried: a.willRetry(err) }));
+      quietly(() => onAttempt({ ...base, ...times(), outcome: 'error', errorKind: attemptErrorKind(err), retried: a.willRetry(err) }));
       throw err;
     }
   };

@@ -2,8 +2,8 @@ import type { JuryConfig } from '../../../schemas/config.js';
 import { deriveRows } from '../../derive/rows.js';
 import type { PipelineStep } from '../envelope.js';
 
-/** The verdict becomes the rows of the verdicts, defects, steps and decisions tables. */
-export function deriveStep(config: Pick<JuryConfig, 'severity_threshold' | 'filter'>): PipelineStep {
+/** The verdict becomes the rows of the verdicts, defects, steps and decisions tables (and verdict_details when asked). */
+export function deriveStep(config: Pick<JuryConfig, 'severity_threshold' | 'filter' | 'verdict_details'>): PipelineStep {
   return {
     name: 'derive',
     run: (env) => ({ ...env, rows: deriveRows(env.verdict!, env.position, env.record!.meta, config) }),
