@@ -128,7 +128,7 @@ describe.each([
     expect(again.manifest).toEqual(first.manifest);
     expect(store.puts.length).toBe(puts);
     // Every table gets a part, the empty ones with zero rows (issue 13: globs never find nothing).
-    expect(first.manifest.files.map((f) => [f.table, f.rows])).toEqual([['dead_letters', 0], ['decisions', 100], ['defects', 0], ['steps', 100], ['verdicts', 0]]);
+    expect(first.manifest.files.map((f) => [f.table, f.rows])).toEqual([['dead_letters', 0], ['decisions', 100], ['defects', 0], ['steps', 100], ['verdict_details', 0], ['verdicts', 0]]);
 
     // Same content under another range name: same per-file hashes (writer is deterministic).
     const other = await new ShardCommitter(await makeStore()).commit({ ...req, first: 'h1+0', last: 'h1+99' });
