@@ -239,6 +239,21 @@ export const DeliberationConfig = z
   .describe('Deliberation mode (paper §2.2.2, App. C.2, C.3, F; docs/deliberation.md). Used only with `mode: deliberation`; absent: the defaults below.');
 export type DeliberationConfig = z.infer<typeof DeliberationConfig>;
 
+export const CorpusConfig = z
+  .object({
+    enabled: z.boolean().default(true).describe('Write the curated corpus (`corpus/`, docs/layout.md): every judged input record as it was read, with its decision, the rule that fired and a defect summary, one part per decision and range. `--corpus off` turns it off for one run.'),
+    format: z.enum(['parquet', 'jsonl']).default('parquet').describe('`parquet` (under `corpus/`) or `jsonl` (under `jsonl/corpus/`, one JSON object per line with the record nested under `record`). `--corpus parquet|jsonl` overrides it.'),
+  })
+  .strict()
+  .describe('The curated corpus. Records that became dead letters have no decision and are not in it (they are in `dead_letters/`).');
+export type CorpusConfig = z.infer<typeof CorpusConfig>;
+
+export const OutputConfig = z
+  .object({ corpus: CorpusConfig.prefault({}) })
+  .strict()
+  .describe('What a run writes besides the shard tables (operational, not in config_hash).');
+export type OutputConfig = z.infer<typeof OutputConfig>;
+
 export const VERDICT_DETAILS = ['auto', 'on', 'off'] as const;
 export const VerdictDetails = z.enum(VERDICT_DETAILS);
 export type VerdictDetails = z.infer<typeof VerdictDetails>;
@@ -307,6 +322,7 @@ export const JuryConfig = z
     deliberation: DeliberationConfig.optional(),
     kafka: KafkaConfig.optional(),
     s3: S3Config.optional(),
+    output: OutputConfig.prefault({}),
   })
   .strict()
   .superRefine((c, ctx) => {

@@ -126,6 +126,36 @@ export const DeadLetterRow = z
   .describe('One row per record that left without a verdict, with its reason: nothing read is lost.');
 export type DeadLetterRow = z.infer<typeof DeadLetterRow>;
 
+/**
+ * The curated corpus (corpus/decision=<d>/source=<name>/part-*.parquet, docs/layout.md): one row
+ * per judged input record. These are its curation columns; the last column, `record`, is the
+ * input record as it was read and is not a fixed type: a Struct of the input's own columns and
+ * types for Parquet input, the record's JSON text (Utf8) for JSON input (JSONL, Kafka).
+ */
+export const CorpusRow = z.object({
+  record_id: z.string().min(1),
+  /** Also the Hive partition value (decision=<d>): plain Utf8, like `source`. */
+  decision: FilterDecision.meta({ arrow: 'utf8' }),
+  /** Name of the filter rule that decided (`rule <n>` when unnamed); null: no rule matched. */
+  rule: dictString().nullable(),
+  /** The decisions table's reason: the rule and what it saw. */
+  reason: z.string(),
+  n_steps: int32().nonnegative(),
+  /** Steps labelled erroneous (at or above severity_threshold). */
+  flagged_steps: int32().nonnegative(),
+  n_neutral: int32().nonnegative(),
+  n_minor: int32().nonnegative(),
+  n_major: int32().nonnegative(),
+  n_fatal: int32().nonnegative(),
+  fatal_step_rate: rate,
+  /** Up to three taxonomy categories by defect count (ties by id); empty without taxonomy. */
+  top_categories: z.array(z.string()),
+  source: z.string(),
+  source_unit: dictString(),
+  source_offset: int64().nonnegative(),
+});
+export type CorpusRow = z.infer<typeof CorpusRow>;
+
 // ---- verdict_details: what the audit log alone kept (paper App. E), as nested columns ----
 
 const DetailDefect = z
@@ -222,14 +252,29 @@ export function truncateRaw(raw: string, maxChars = 65_536): { raw: string; raw_
 
 // ---- Commit manifest: out/_commits/<first>-<last>.json, written last ----
 
+/** Formats of the shard tables (`--format`). */
 export const SHARD_FORMATS = ['parquet', 'arrow'] as const;
 export const ShardFormat = z.enum(SHARD_FORMATS);
 export type ShardFormat = z.infer<typeof ShardFormat>;
 
+/** Formats of the curated corpus (`output.corpus.format`). */
+export const CORPUS_FORMATS = ['parquet', 'jsonl'] as const;
+export const CorpusFormat = z.enum(CORPUS_FORMATS);
+export type CorpusFormat = z.infer<typeof CorpusFormat>;
+
+/** Every format a part file can have; each lives under its own root (src/pipeline/layout.ts). */
+export const FileFormat = z.enum(['parquet', 'arrow', 'jsonl']);
+export type FileFormat = z.infer<typeof FileFormat>;
+
+/** Tables a manifest lists: the shard tables and the corpus. */
+export const MANIFEST_TABLE_NAMES = [...SHARD_TABLE_NAMES, 'corpus'] as const;
+export const ManifestTableName = z.enum(MANIFEST_TABLE_NAMES as unknown as [ShardTableName | 'corpus', ...(ShardTableName | 'corpus')[]]);
+export type ManifestTableName = z.infer<typeof ManifestTableName>;
+
 export const ShardFileEntry = z.object({
   key: z.string(),
-  table: ShardTableName,
-  format: ShardFormat,
+  table: ManifestTableName,
+  format: FileFormat,
   rows: z.int().nonnegative(),
   bytes: z.int().nonnegative(),
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
@@ -262,6 +307,8 @@ export const RangeSettings = z.object({
   max_records: z.int().positive(),
   max_chars: z.int().positive(),
   formats: z.array(ShardFormat).min(1),
+  /** the corpus format, or 'off'; absent in manifests written before the corpus existed */
+  corpus: z.enum([...CORPUS_FORMATS, 'off']).optional(),
 });
 export type RangeSettings = z.infer<typeof RangeSettings>;
 
@@ -272,8 +319,8 @@ export const CommitManifest = z.object({
   last: z.string(),
   committed_at: z.string(),
   files: z.array(ShardFileEntry),
-  /** rows per table in this range (same for every format of that table). */
-  rows: z.partialRecord(ShardTableName, z.int().nonnegative()),
+  /** rows per table in this range (same for every format of that table; corpus: all decisions). */
+  rows: z.partialRecord(ManifestTableName, z.int().nonnegative()),
   /** distinct record ids across the range's tables (dead letters have none). */
   record_ids: z.int().nonnegative(),
   /** sha256 over "key sha256\n" of every file, in key order: one value to compare ranges by. */
@@ -281,6 +328,12 @@ export const CommitManifest = z.object({
   /** the range's unit and offsets (absent only in manifests written before it existed) */
   range: ManifestRange.optional(),
   settings: RangeSettings.optional(),
+  /**
+   * Where the parts were staged before they were moved to their keys. While objects remain
+   * under it the range is committed but not yet fully published; the next commit of the range,
+   * or ShardCommitter.recover at a run's start, finishes moving them.
+   */
+  staging: z.string().optional(),
   /** opaque to the stage: facts a caller wants kept with the range; older manifests held `range` here. */
   extra: z.record(z.string(), z.unknown()).optional(),
 });

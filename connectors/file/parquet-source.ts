@@ -12,6 +12,7 @@ import { compressors } from 'hyparquet-compressors';
 import type { SourcePosition } from '../../schemas/trace.js';
 import { deadItem, type SourceItem } from '../../src/pipeline/source.js';
 import { normalizeParquetValue, readParquetMetadata } from '../../src/util/parquet.js';
+import { inputColumns } from '../../src/util/parquet-arrow.js';
 import type { ByteCounter } from './byte-stream.js';
 
 export interface ParquetReadOptions {
@@ -99,6 +100,7 @@ export async function* readParquet(
       yield deadItem(pos(0), `not a readable Parquet file: ${errorMessage(e)}`, NO_RAW);
       return;
     }
+    const columns = inputColumns(metadata);
     let groupStart = 0;
     for (let g = 0; g < metadata.row_groups.length; g++) {
       const groupRows = Number(metadata.row_groups[g]!.num_rows);
@@ -119,7 +121,7 @@ export async function* readParquet(
       for (let i = 0; i < rows.length; i++) {
         const row = normalizeParquetValue(rows[i]);
         rows[i] = undefined as never; // release rows already handed out
-        yield { position: pos(groupStart + i), ok: true, raw: row };
+        yield { position: pos(groupStart + i), ok: true, raw: row, ...(columns ? { columns } : {}) };
       }
       groupStart = groupEnd;
     }

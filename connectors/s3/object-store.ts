@@ -10,6 +10,7 @@
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
+  CopyObjectCommand,
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
@@ -42,7 +43,7 @@ export class S3ObjectStore implements ObjectStore {
   private readonly partSize: number;
   private readonly createOnly: (key: string) => boolean;
   /** requests by kind, for tests and benchmarks */
-  readonly stats = { puts: 0, multipartUploads: 0, parts: 0, gets: 0, lists: 0, heads: 0, conflicts: 0 };
+  readonly stats = { puts: 0, multipartUploads: 0, parts: 0, gets: 0, lists: 0, heads: 0, conflicts: 0, copies: 0, deletes: 0 };
 
   constructor(
     readonly client: S3Client,
@@ -80,12 +81,6 @@ export class S3ObjectStore implements ObjectStore {
     if (bytes.byteLength >= this.threshold) return this.putMultipart(key, bytes);
     this.stats.puts++;
     await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.full(key), Body: bytes, ContentLength: bytes.byteLength }));
-  }
-
-  /** Retracting a range whose input changed: S3 answers 204 whether or not the key was there. */
-  async delete(key: string): Promise<void> {
-    assertKey(key);
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.full(key) }));
   }
 
   /** If-None-Match: * put; throws ObjectExistsError when the key exists. */
@@ -133,6 +128,32 @@ export class S3ObjectStore implements ObjectStore {
       await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key, UploadId })).catch(() => undefined);
       throw err;
     }
+  }
+
+  /**
+   * Server-side copy, then delete of the source: a reader of `to` sees the whole object or the
+   * old one (CopyObject is atomic per object; parts are far below its 5 GB limit).
+   */
+  async move(from: string, to: string): Promise<void> {
+    assertKey(from);
+    assertKey(to);
+    this.stats.copies++;
+    const source = `${this.bucket}/${this.full(from).split('/').map(encodeURIComponent).join('/')}`;
+    try {
+      await this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: this.full(to), CopySource: source }));
+    } catch (err) {
+      // A repeated publish: the first one already moved it.
+      if (isNotFound(err) && (await this.exists(to))) return;
+      throw err;
+    }
+    await this.delete(from);
+  }
+
+  /** Published staged parts and retracted ranges: S3 answers 204 whether or not the key was there. */
+  async delete(key: string): Promise<void> {
+    assertKey(key);
+    this.stats.deletes++;
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.full(key) }));
   }
 
   async exists(key: string): Promise<boolean> {

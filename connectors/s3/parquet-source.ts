@@ -17,6 +17,7 @@ import { parquetReadObjects, type FileMetaData } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import type { SourcePosition } from '../../schemas/trace.js';
 import { normalizeParquetValue, readParquetMetadata } from '../../src/util/parquet.js';
+import { inputColumns } from '../../src/util/parquet-arrow.js';
 import { unitToken } from '../../src/pipeline/positions.js';
 import { deadItem, type SizeHint, type Source, type SourceItem, type SourceProgress, type CommittedRanges } from '../../src/pipeline/source.js';
 import { describeS3Error, parseS3Url, s3Url, type S3Location } from './client.js';
@@ -126,6 +127,7 @@ export class S3ParquetSource implements Source {
         if (start === 0) yield deadItem(pos(0), `not a readable Parquet object: ${(e as Error).message}`, noRaw);
         return;
       }
+      const columns = inputColumns(meta);
       if (start >= Number(meta.num_rows)) {
         this.objectsDone++;
         return;
@@ -150,7 +152,7 @@ export class S3ParquetSource implements Source {
         for (let i = 0; i < rows.length; i++) {
           const row = normalizeParquetValue(rows[i]);
           rows[i] = undefined as never; // let rows already handed out go
-          yield { position: pos(from + i), ok: true, raw: row };
+          yield { position: pos(from + i), ok: true, raw: row, ...(columns ? { columns } : {}) };
         }
         groupStart = groupEnd;
       }

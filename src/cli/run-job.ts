@@ -13,6 +13,7 @@ import { unpricedModels } from '../llm/ledger.js';
 import type { GatewayObserver } from '../llm/observer.js';
 import type { StageView } from '../ops/inputs.js';
 import { ShardCommitter } from '../pipeline/shard-commit.js';
+import { wantsDetail } from '../derive/detail.js';
 import { retryingStore } from '../pipeline/retrying-store.js';
 import { newCounters, runStage, type IntakeHold, type RangeTiming, type StageCounters } from '../pipeline/stage.js';
 import { StorageRetry } from '../pipeline/storage-retry.js';
@@ -29,6 +30,8 @@ export interface RunJobOptions extends JuryOptions {
   input?: string;
   out: string;
   formats: ShardFormat[];
+  /** `--corpus`: overrides output.corpus of the config */
+  corpus?: 'parquet' | 'jsonl' | 'off';
   concurrency: number;
   maxRecords: number;
   maxChars: number;
@@ -104,6 +107,9 @@ async function outputState(output: OutputTarget, input: string, settings: RangeS
   }
 }
 
+/** `--corpus` wins over the config's output.corpus. */
+const corpusSetting = (opts: RunJobOptions, config: JuryConfig): 'parquet' | 'jsonl' | 'off' => opts.corpus ?? (config.output.corpus.enabled ? config.output.corpus.format : 'off');
+
 /** The main job: records in, shards out, resuming from what is already committed. */
 export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<StageCounters> {
   const loaded = loadJuryConfig(opts);
@@ -118,7 +124,9 @@ export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<S
   addLogSecrets(Object.values(config.endpoints).map((e) => (e.api_key_env ? process.env[e.api_key_env] : undefined)));
   if (!opts.input) logger('cli').info(`no --input given, reading the bundled examples in ${inputUrl}`, { path: inputUrl });
   const { output, retry } = withOutageRetry(await openOutput(opts.out, config).catch(asUsage('--out')), opts, hooks.signal);
-  const settings: RangeSettings = { max_records: opts.maxRecords, max_chars: opts.maxChars, formats: opts.formats };
+  const settings: RangeSettings = { max_records: opts.maxRecords, max_chars: opts.maxChars, formats: opts.formats, corpus: corpusSetting(opts, config) };
+  // Ranges that stopped between manifest and publish are finished before anything reads the output.
+  await new ShardCommitter(output.store).recover({ dropUnfinished: !isKafkaUrl(inputUrl) });
   const done = await outputState(output, inputUrl, settings, opts.resume);
   const { rank = 0, worldSize = 1, untilCaughtUp = false } = opts;
   const input = await openInput(inputUrl, { config, store: output.store, committed: done.ranges, rank, worldSize, untilCaughtUp, signal: hooks.signal }).catch(asUsage('--input'));
@@ -145,7 +153,7 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
       sinks: input.sinks,
       intake: intakeSettings(config),
       steps,
-      committer: new ShardCommitter(output.store, { formats: opts.formats }),
+      committer: new ShardCommitter(output.store, { formats: opts.formats, corpus: corpusSetting(opts, config), off: wantsDetail(config.verdict_details, config.mode) ? [] : ['verdict_details'] }),
       committed: done.ranges,
       concurrency: opts.concurrency,
       range: { maxRecords: opts.maxRecords, maxChars: opts.maxChars, sequentialUnits: input.sequentialUnits },

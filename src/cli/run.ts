@@ -18,6 +18,7 @@ interface RunOptions extends JuryOptions {
   input?: string;
   out: string;
   format: string;
+  corpus?: string;
   concurrency: string;
   rangeRecords: string;
   rangeMb: string;
@@ -96,8 +97,9 @@ export function registerRun(program: Command): void {
     .option('-c, --config <file>', JURY_OPTION_HELP.config)
     .option('-i, --input <path>', 'JSONL (.jsonl, .jsonl.gz, .jsonl.zst), Parquet, or a folder of them; s3://bucket/prefix (Parquet objects); kafka://topic[,topic][?group=id] (default: the bundled examples)')
     .option('-o, --out <dir>', 'output folder, or s3://bucket/prefix, for shards and commit manifests', 'out')
-    .option('--format <format>', 'parquet | arrow | both', 'parquet')
+    .option('--format <format>', 'shard tables as parquet | arrow | both (Arrow IPC parts go under OUT/arrow/)', 'parquet')
     .option('--verdict-details <when>', 'auto | on | off: write the verdict_details table (Phase 1 judgements, transcript, dissent); auto = deliberation mode only (default: verdict_details of the config, else auto)')
+    .option('--corpus <format>', 'curated corpus as parquet | jsonl | off (default: output.corpus of the config, parquet)')
     .option('--concurrency <n>', 'records judged at once', '16')
     .option('--range-records <n>', 'records per committed range (per shard file)', '1000')
     .option('--range-mb <n>', 'input megabytes per committed range', '64')
@@ -121,10 +123,14 @@ export function registerRun(program: Command): void {
       'after',
       `
 Every input record leaves as shard rows or as a dead letter with its reason. Ranges of input
-positions are committed atomically (parts first, manifest in _commits/ last); re-running the same
-command after a crash skips committed ranges and rebuilds the rest under the same file names.
-Every manifest records --range-records, --range-mb and --format; resuming with other values is
-refused with one line, since the ranges would be planned under other names.
+positions are committed atomically: parts are staged under _staging/, the manifest in _commits/
+is written, then the parts move to their names (docs/layout.md), so a failed range leaves nothing
+a folder glob picks up. Every table gets a part per range, zero rows included; Arrow IPC parts
+go under OUT/arrow/. The curated corpus (OUT/corpus/decision=keep|drop|review/) holds every
+judged record as it was read, with its decision and a defect summary; dead letters are not in it.
+Re-running the same command after a crash skips committed ranges and rebuilds the rest under the
+same file names. Every manifest records --range-records, --range-mb, --format and --corpus;
+resuming with other values is refused with one line, since the ranges would be planned under other names.
 
 Each manifest also records a hash of the records its range was judged from. If a committed input
 file was edited since, the run stops with one line naming the file and the records
@@ -195,6 +201,7 @@ function parseMetricsOptions(opts: RunOptions): MetricsOptions | undefined {
 /** The command line, checked, as the plain data the judging thread takes. */
 function parseRunOptions(opts: RunOptions): { job: RunJobOptions; maxHeapMb: number; metrics: MetricsOptions | undefined } {
   if (!['parquet', 'arrow', 'both'].includes(opts.format)) throw new UsageError(`--format must be parquet, arrow or both (got "${opts.format}")`);
+  if (opts.corpus !== undefined && !['parquet', 'jsonl', 'off'].includes(opts.corpus)) throw new UsageError(`--corpus must be parquet, jsonl or off (got "${opts.corpus}")`);
   if (!['auto', 'bar', 'log', 'none'].includes(opts.progress)) throw new UsageError(`--progress must be auto, bar, log or none (got "${opts.progress}")`);
   const log = logSettings();
   if (log.format === 'json' && opts.progress === 'bar') throw new UsageError('--progress bar draws on the terminal and would break the JSON lines of --log-format json: use --progress log (JSON events) or none');
@@ -218,6 +225,7 @@ function parseRunOptions(opts: RunOptions): { job: RunJobOptions; maxHeapMb: num
     ...(opts.input ? { input: opts.input } : {}),
     out: opts.out,
     formats: opts.format === 'both' ? ['parquet', 'arrow'] : [opts.format as ShardFormat],
+    ...(opts.corpus !== undefined ? { corpus: opts.corpus as 'parquet' | 'jsonl' | 'off' } : {}),
     concurrency: positiveInt(opts.concurrency, '--concurrency'),
     maxRecords: positiveInt(opts.rangeRecords, '--range-records'),
     maxChars: positiveInt(opts.rangeMb, '--range-mb') * 1024 * 1024,

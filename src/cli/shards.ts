@@ -4,7 +4,7 @@
  * shards"), and a check that each is there with its recorded size and sha256.
  */
 import type { Command } from 'commander';
-import { SHARD_TABLE_NAMES, ShardFormat, type ShardTableName } from '../../schemas/outputs.js';
+import { FileFormat, MANIFEST_TABLE_NAMES, type ManifestTableName } from '../../schemas/outputs.js';
 import { openOutput } from '../compose/io.js';
 import { committedFiles, verifyOutput, type FileFilter } from '../pipeline/shard-list.js';
 import { UsageError } from './io.js';
@@ -20,13 +20,13 @@ interface ShardsOptions {
 function filterOf(opts: ShardsOptions): FileFilter {
   const filter: FileFilter = {};
   if (opts.table) {
-    const bad = opts.table.find((t) => !(SHARD_TABLE_NAMES as readonly string[]).includes(t));
-    if (bad) throw new UsageError(`--table must be one of ${SHARD_TABLE_NAMES.join(', ')} (got "${bad}")`);
-    filter.tables = opts.table as ShardTableName[];
+    const bad = opts.table.find((t) => !(MANIFEST_TABLE_NAMES as readonly string[]).includes(t));
+    if (bad) throw new UsageError(`--table must be one of ${MANIFEST_TABLE_NAMES.join(', ')} (got "${bad}")`);
+    filter.tables = opts.table as ManifestTableName[];
   }
   if (opts.format !== undefined) {
-    const f = ShardFormat.safeParse(opts.format);
-    if (!f.success) throw new UsageError(`--format must be parquet or arrow (got "${opts.format}")`);
+    const f = FileFormat.safeParse(opts.format);
+    if (!f.success) throw new UsageError(`--format must be parquet, arrow or jsonl (got "${opts.format}")`);
     filter.formats = [f.data];
   }
   return filter;
@@ -44,8 +44,8 @@ export function registerShards(program: Command): void {
   const common = (c: Command) =>
     c
       .option('-c, --config <file>', 'config whose s3: section reaches an s3:// output (endpoint, region, path style)')
-      .option('--table <name...>', `only these tables (${SHARD_TABLE_NAMES.join(', ')})`)
-      .option('--format <format>', 'only files of this format: parquet | arrow');
+      .option('--table <name...>', `only these tables (${MANIFEST_TABLE_NAMES.join(', ')})`)
+      .option('--format <format>', 'only files of this format: parquet | arrow | jsonl (the JSONL corpus)');
   common(shards.command('list <out>').description('print every committed file, one per line (local path or s3:// URL)'))
     .option('--json', 'one JSON array of {table, format, key, location, rows, bytes, sha256, range, manifest}')
     .addHelpText(

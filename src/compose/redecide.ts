@@ -47,7 +47,7 @@ const usesDissent = (p: FilterPolicy): boolean =>
 
 async function readTable(store: ObjectStore, m: CommitManifest, table: ShardTableName): Promise<PlainRow[]> {
   const files = m.files.filter((f) => f.table === table);
-  const format: ShardFormat | undefined = files.some((f) => f.format === 'parquet') ? 'parquet' : files[0]?.format;
+  const format: ShardFormat | undefined = files.some((f) => f.format === 'parquet') ? 'parquet' : files.some((f) => f.format === 'arrow') ? 'arrow' : undefined;
   const out: PlainRow[] = [];
   for (const f of files.filter((x) => x.format === format)) {
     const bytes = await store.get(f.key);

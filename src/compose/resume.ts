@@ -28,7 +28,7 @@ function rangeOf(m: CommitManifest): ManifestRange | null {
   return { unit: e.unit ?? e.unit_token, unit_token: e.unit_token, first_offset: e.first_offset, last_offset: e.last_offset, records: e.records ?? 0 };
 }
 
-const describe = (s: RangeSettings) => `--range-records ${s.max_records} --range-mb ${+(s.max_chars / 1024 / 1024).toFixed(3)} --format ${s.formats.length > 1 ? 'both' : s.formats[0]}`;
+const describe = (s: RangeSettings) => `--range-records ${s.max_records} --range-mb ${+(s.max_chars / 1024 / 1024).toFixed(3)} --format ${s.formats.length > 1 ? 'both' : s.formats[0]}${s.corpus ? ` --corpus ${s.corpus}` : ''}`;
 
 /** Thrown when the output was written with other range settings: resuming would rename ranges. */
 export class RangeSettingsMismatch extends Error {
@@ -39,7 +39,9 @@ export class RangeSettingsMismatch extends Error {
 }
 
 function sameSettings(a: RangeSettings, b: RangeSettings): boolean {
-  return a.max_records === b.max_records && a.max_chars === b.max_chars && [...a.formats].sort().join() === [...b.formats].sort().join();
+  // Manifests from before the corpus existed say nothing about it: any corpus setting resumes them.
+  const corpus = a.corpus === undefined || b.corpus === undefined || a.corpus === b.corpus;
+  return a.max_records === b.max_records && a.max_chars === b.max_chars && [...a.formats].sort().join() === [...b.formats].sort().join() && corpus;
 }
 
 export function checkSettings(manifests: readonly CommitManifest[], wanted: RangeSettings, location: string): void {

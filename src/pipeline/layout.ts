@@ -1,15 +1,31 @@
 /**
- * Where a range's files live (docs: /work/shared/ARCHITECTURE.md, "Shard layout"):
+ * Where a range's files live (docs/layout.md):
  *
- *   <table>/source=<name>/part-<first>-<last>.parquet|.arrow   one file per table and format
- *   _commits/<first>-<last>.json                                written last: the range is visible
+ *   <table>/source=<name>/part-<first>-<last>.parquet          Parquet: at the root
+ *   arrow/<table>/source=<name>/part-<first>-<last>.arrow      each other format under its own root,
+ *   jsonl/corpus/decision=<d>/source=<name>/part-….jsonl       so a dataset reader never mixes formats
+ *   corpus/decision=<d>/source=<name>/part-<first>-<last>.parquet
+ *   _staging/<first>-<last>.<nonce>/<final key>.staged          a range's parts before they are published
+ *   _commits/<first>-<last>.json                                the manifest: the range is committed
  *
  * Names depend only on positions, so a rebuilt range lands on its own names. Shared by the
  * range commit and the connectors that find ranges by key (Kafka, S3 create-only manifests).
  */
-import type { ShardFormat, ShardTableName } from '../../schemas/outputs.js';
+import type { FileFormat, FilterDecision, ShardTableName } from '../../schemas/outputs.js';
 
 export const COMMITS_PREFIX = '_commits/';
+/**
+ * Parts are written here first and moved to their names only once the manifest is in place.
+ * The leading '_' hides it from pyarrow.dataset and Spark; the '.staged' suffix keeps it out of
+ * every `*.parquet` glob too (DuckDB's `**` and `*` match '_' and '.' names).
+ */
+export const STAGING_PREFIX = '_staging/';
+const STAGED_SUFFIX = '.staged';
+
+/** The folder under the output root that holds one format's tables ('' for Parquet). */
+export function formatRoot(format: FileFormat): string {
+  return format === 'parquet' ? '' : `${format}/`;
+}
 
 // Kafka Connect style "topic+partition+offset" and file "hash+row" positions both fit this.
 const POSITION_RE = /^[A-Za-z0-9][A-Za-z0-9._+=~-]{0,199}$/;
@@ -32,10 +48,38 @@ export function escapePartitionValue(v: string): string {
   return out;
 }
 
-export function shardKey(table: ShardTableName, source: string, first: string, last: string, format: ShardFormat): string {
+export function shardKey(table: ShardTableName, source: string, first: string, last: string, format: FileFormat): string {
   assertPosition(first, 'first position');
   assertPosition(last, 'last position');
-  return `${table}/source=${escapePartitionValue(source)}/part-${first}-${last}.${format}`;
+  return `${formatRoot(format)}${table}/source=${escapePartitionValue(source)}/part-${first}-${last}.${format}`;
+}
+
+/** The curated corpus: one part per decision, `decision=` before `source=` so a filter on it prunes folders. */
+export function corpusKey(decision: FilterDecision, source: string, first: string, last: string, format: FileFormat): string {
+  assertPosition(first, 'first position');
+  assertPosition(last, 'last position');
+  return `${formatRoot(format)}corpus/decision=${decision}/source=${escapePartitionValue(source)}/part-${first}-${last}.${format}`;
+}
+
+/** A range attempt's own staging folder (the nonce keeps racing writers of one range apart). */
+export function stagingPrefix(first: string, last: string, nonce: string): string {
+  assertPosition(first, 'first position');
+  assertPosition(last, 'last position');
+  if (!/^[0-9a-f]{8,32}$/.test(nonce)) throw new Error(`invalid staging nonce ${JSON.stringify(nonce)}`);
+  return `${STAGING_PREFIX}${first}-${last}.${nonce}/`;
+}
+
+/** Every staging folder of one range starts with this. */
+export function rangeStagingPrefix(first: string, last: string): string {
+  return `${STAGING_PREFIX}${first}-${last}.`;
+}
+
+export const stagedKey = (staging: string, key: string): string => `${staging}${key}${STAGED_SUFFIX}`;
+
+/** The final key a staged key stands for, or null when `staged` is not under `staging`. */
+export function unstagedKey(staging: string, staged: string): string | null {
+  if (!staged.startsWith(staging) || !staged.endsWith(STAGED_SUFFIX)) return null;
+  return staged.slice(staging.length, -STAGED_SUFFIX.length);
 }
 
 export function manifestKey(first: string, last: string): string {

@@ -5,7 +5,7 @@
  * an S3 store gets it from PutObject for free.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readFile, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 
 export interface ObjectStore {
@@ -18,7 +18,13 @@ export interface ObjectStore {
   get(key: string): Promise<Uint8Array | null>;
   /** Human-readable location of a key (a path or URL) for logs and readers. */
   locate(key: string): string;
-  /** Removes `key` (absent: nothing to do). Needed only to retract ranges whose input changed. */
+  /**
+   * Moves an object to another key (replacing what is there), atomically for a reader of `to`:
+   * rename(2) locally, CopyObject then DeleteObject on S3. The range commit publishes staged
+   * parts with it; a store without it gets each part written straight to its key.
+   */
+  move?(from: string, to: string): Promise<void>;
+  /** Removes an object; a missing one is not an error (retracted ranges, published staged parts). */
   delete?(key: string): Promise<void>;
   /** Keys after `startAfter` only, when the store can ask for that (S3 StartAfter). */
   listAfter?(prefix: string, startAfter: string | undefined): Promise<string[]>;
@@ -137,12 +143,47 @@ export class LocalObjectStore implements ObjectStore {
     }
   }
 
+  async move(from: string, to: string): Promise<void> {
+    const src = this.locate(from);
+    const dst = this.locate(to);
+    const dir = dirname(dst);
+    const created = await mkdir(dir, { recursive: true });
+    try {
+      await rename(src, dst);
+    } catch (e) {
+      // A retried or repeated publish: the first one already moved it.
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT' && (await this.exists(to))) return;
+      throw e;
+    }
+    await fsyncDir(dir);
+    if (dirname(src) !== dir) await fsyncDir(dirname(src));
+    if (created) {
+      for (let d = dir; d.length >= created.length && d !== dirname(d); d = dirname(d)) await fsyncDir(dirname(d));
+    }
+    await this.pruneEmpty(dirname(src));
+  }
+
   async delete(key: string): Promise<void> {
     const path = this.locate(key);
     await rm(path, { force: true });
     await fsyncDir(dirname(path)).catch((e: NodeJS.ErrnoException) => {
       if (e.code !== 'ENOENT') throw e;
     });
+    await this.pruneEmpty(dirname(path));
+  }
+
+  /**
+   * Removes folders a move or delete left empty, as S3 has no folders to leave behind. Top-level
+   * folders (`_staging/`, the tables) stay: other writers may be creating entries in them.
+   */
+  private async pruneEmpty(dir: string): Promise<void> {
+    for (let d = dir; dirname(d) !== this.root && d.startsWith(`${this.root}/`); d = dirname(d)) {
+      try {
+        await rmdir(d);
+      } catch {
+        return; // not empty (or already gone): stop here
+      }
+    }
   }
 
   async exists(key: string): Promise<boolean> {
@@ -203,6 +244,13 @@ export class MemoryObjectStore implements ObjectStore {
   async putObject(key: string, bytes: Uint8Array): Promise<void> {
     assertKey(key);
     this.objects.set(key, bytes.slice());
+  }
+  async move(from: string, to: string): Promise<void> {
+    assertKey(to);
+    const bytes = this.objects.get(from);
+    if (!bytes) throw Object.assign(new Error(`no such object: ${from}`), { code: 'ENOENT' });
+    this.objects.set(to, bytes);
+    this.objects.delete(from);
   }
   async delete(key: string): Promise<void> {
     this.objects.delete(key);

@@ -22,6 +22,9 @@ import type { DeadLetterRow, RangeSettings } from '../../schemas/outputs.js';
 import type { Logger } from '../util/log.js';
 import type { DerivedRows } from '../derive/rows.js';
 import type { Duplicate } from './duplicate-ids.js';
+import { corpusRow } from '../derive/corpus.js';
+import type { Schema } from 'apache-arrow';
+import type { CorpusBatch } from './corpus.js';
 import type { Envelope } from './envelope.js';
 import { foldDigest, newContentHash } from './input-identity.js';
 import { positionString } from './positions.js';
@@ -42,6 +45,9 @@ export class RangeWriter {
   private readonly duplicates = new Map<number, Duplicate>();
   /** content hash of the records assigned so far (./input-identity.ts); absent when not tracked */
   private content: Hash | undefined;
+  /** the judged records as read, for the corpus (one range of one unit: one input schema) */
+  private readonly inputs = new Map<number, { raw: unknown; position: Envelope['position'] }>();
+  private columns: Schema | undefined;
 
   constructor(
     readonly plan: PlannedRange,
@@ -82,7 +88,11 @@ export class RangeWriter {
   add(env: Envelope): boolean {
     if (this.current !== 'open') return false; // dropped meanwhile: its rows are never written
     if (env.dead) this.dead.set(env.position.offset, env.dead);
-    else this.judged.set(env.position.offset, env.rows!);
+    else {
+      this.judged.set(env.position.offset, env.rows!);
+      this.inputs.set(env.position.offset, { raw: env.item.ok ? env.item.raw : null, position: env.position });
+      if (env.item.ok && env.item.columns) this.columns ??= env.item.columns;
+    }
     return this.checkComplete();
   }
 
@@ -144,6 +154,14 @@ export class RangeWriter {
       dead_letters: [...this.dead.entries()].sort((a, b) => a[0] - b[0]).map(([, d]) => d),
     };
   }
+
+  /** The range's corpus: every judged record as read, in offset order, with its curation columns. */
+  corpus(format: CorpusBatch['format']): CorpusBatch {
+    const entries = [...this.inputs.entries()]
+      .sort((a, b) => a[0] - b[0])
+      .map(([offset, input]) => ({ row: corpusRow(this.judged.get(offset)!, input.position), raw: input.raw }));
+    return { format, entries, ...(this.columns ? { columns: this.columns } : {}) };
+  }
 }
 
 // ---- The commit protocol ------------------------------------------------------------------
@@ -163,6 +181,7 @@ export function commitRequest(w: RangeWriter, settings: RangeSettings): CommitRe
     first: w.first,
     last: w.last,
     tables: w.tables(),
+    ...(settings.corpus && settings.corpus !== 'off' ? { corpus: w.corpus(settings.corpus) } : {}),
     range: { unit: p.unit, unit_token: p.unitToken, first_offset: p.firstOffset, last_offset: p.lastOffset, records: p.items, ...w.rangeFacts() },
     settings,
   };

@@ -28,6 +28,8 @@ export function retryingStore(store: ObjectStore, retry: StorageRetry, storeName
     locate: (key) => store.locate(key),
     isTransient: transient,
   };
+  const move = store.move?.bind(store);
+  if (move) wrapped.move = (from, to) => run('write', to, () => move(from, to));
   const del = store.delete?.bind(store);
   if (del) wrapped.delete = (key) => run('write', key, () => del(key));
   const listAfter = store.listAfter?.bind(store);

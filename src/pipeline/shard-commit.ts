@@ -1,23 +1,31 @@
 /**
- * Writing and reading commit manifests; the file layout is in ./layout.ts.
+ * Writing and reading commit manifests; the file layout is in ./layout.ts, the protocol in
+ * docs/layout.md ("How a range is committed").
  *
- * Keys are relative to the store root, which is the output folder (`out/`). Names are
- * deterministic, so re-running a range after a crash overwrites its own half-written parts
- * (each put is atomic) instead of leaving duplicates; readers trust only files listed in a
- * manifest, and a range whose manifest exists is never rewritten.
+ * Keys are relative to the store root, which is the output folder (`out/`). A range's parts are
+ * first written under its own staging folder (`_staging/<first>-<last>.<nonce>/`, which no
+ * `*.parquet` glob and no Hive dataset reader picks up), then its manifest is written (the
+ * commit point), then the parts are moved to their names. A range whose write fails before the
+ * manifest leaves nothing outside `_staging/`; one that stops after it is finished by the next
+ * commit of the range or by `recover` at the start of the next run. Readers trust only files
+ * listed in a manifest, and a range whose manifest exists is never rewritten.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   CommitManifest,
+  FILTER_DECISIONS,
   SHARD_TABLES,
   SHARD_TABLE_NAMES,
+  type CorpusFormat,
+  type ManifestTableName,
   type ShardFileEntry,
   type ShardFormat,
   type ShardTableName,
 } from '../../schemas/outputs.js';
 import { buildTable } from './arrow-schema.js';
+import { encodeCorpusPart } from './corpus.js';
 import type { CommitRequest } from './sink.js';
-import { COMMITS_PREFIX, manifestKey, shardKey } from './layout.js';
+import { COMMITS_PREFIX, corpusKey, manifestKey, rangeStagingPrefix, shardKey, STAGING_PREFIX, stagedKey, stagingPrefix, unstagedKey } from './layout.js';
 import { ObjectExistsError, type ObjectStore } from './object-store.js';
 import { toArrowIpc, toParquet, type ParquetOptions } from './shard-format.js';
 
@@ -30,9 +38,16 @@ export const sha256Hex = (b: Uint8Array | string): string => createHash('sha256'
 export interface CommitterOptions {
   /** Formats written per table; default ['parquet']. */
   formats?: readonly ShardFormat[];
+  /** The corpus format the stage asks ranges for (default 'off': no corpus). */
+  corpus?: CorpusFormat | 'off';
   parquet?: ParquetOptions;
-  /** Write zero-row files for tables without rows in a range (default false: no file). */
+  /**
+   * Write zero-row parts for tables without rows in a range (default true), so every table of
+   * a committed range has a part and a folder glob never finds nothing.
+   */
   writeEmpty?: boolean;
+  /** Tables switched off for this run (verdict_details when not asked for): no zero-row part for them. */
+  off?: readonly ShardTableName[];
   now?: () => Date;
 }
 
@@ -47,42 +62,72 @@ interface EncodedFile {
   bytes: Uint8Array;
 }
 
+/** What `recover` found under `_staging/`. */
+export interface RecoverResult {
+  /** committed ranges whose parts were still staged and are now published */
+  published: number;
+  /** staged attempts removed: a lost race, or (with dropUnfinished) never committed */
+  removed: number;
+  /** staged attempts left alone: no manifest yet, and another writer may still commit them */
+  kept: number;
+}
+
 /**
- * Writes one range: its part files, then its manifest. The manifest put may be create-only
- * (S3 If-None-Match: *); when two writers build the same range the first manifest wins and
- * the other reports it as already committed, instead of failing or replacing it.
+ * Writes one range: its parts (staged), its manifest, then publishes the parts. The manifest put
+ * may be create-only (S3 If-None-Match: *); when two writers build the same range the first
+ * manifest wins, the other drops its staged parts and reports the range as already committed.
  */
 export class ShardCommitter {
   readonly formats: readonly ShardFormat[];
+  readonly corpus: CorpusFormat | 'off';
 
   constructor(
     readonly store: ObjectStore,
     private readonly opts: CommitterOptions = {},
   ) {
     this.formats = opts.formats ?? ['parquet'];
+    this.corpus = opts.corpus ?? 'off';
     if (this.formats.length === 0) throw new Error('ShardCommitter needs at least one format');
   }
 
-  /** Manifest of a committed range, or null. */
+  /**
+   * Manifest of a committed range, or null. A manifest whose parts are still staged (the
+   * writer stopped between manifest and publish) is published first, so whoever sees a
+   * manifest here also finds its files.
+   */
   async committed(first: string, last: string): Promise<CommitManifest | null> {
     const bytes = await this.store.get(manifestKey(first, last));
-    return bytes ? parseManifest(bytes, manifestKey(first, last)) : null;
+    if (!bytes) return null;
+    const manifest = parseManifest(bytes, manifestKey(first, last));
+    await this.publish(manifest);
+    return manifest;
   }
 
   /**
-   * Encodes every table first (a bad row fails the range before anything is written), puts the
-   * part files, then the manifest. Idempotent: an already committed range is left untouched.
+   * Encodes every table first (a bad row fails the range before anything is written), stages
+   * the parts, writes the manifest, then moves the parts to their names. Idempotent: an already
+   * committed range is left untouched.
    */
   async commit(req: CommitRequest): Promise<CommitResult> {
     const existing = await this.committed(req.first, req.last);
     if (existing) return { manifest: existing, alreadyCommitted: true };
     const { files: encoded, rowsPerTable, recordIds } = await this.encode(req);
-    const files: ShardFileEntry[] = await Promise.all(
-      encoded.map(async ({ entry, bytes }) => {
-        await this.store.putObject(entry.key, bytes);
+    // A store that cannot move objects gets each part at its name (atomic per file only).
+    const staging = this.store.move ? stagingPrefix(req.first, req.last, randomBytes(8).toString('hex')) : undefined;
+    // Every put settles before the commit fails, so nothing of this attempt is written after it.
+    const settled = await Promise.allSettled(
+      encoded.map(async ({ entry, bytes }): Promise<ShardFileEntry> => {
+        await this.store.putObject(staging ? stagedKey(staging, entry.key) : entry.key, bytes);
         return { ...entry, bytes: bytes.byteLength, sha256: sha256Hex(bytes) };
       }),
     );
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
+      // Best effort: a store that is down keeps them, and they are invisible there anyway.
+      if (staging) await this.removeStaged(staging).catch(() => undefined);
+      throw failed.reason;
+    }
+    const files = settled.map((r) => (r as PromiseFulfilledResult<ShardFileEntry>).value);
     files.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     const manifest = CommitManifest.parse({
       version: 1,
@@ -96,9 +141,81 @@ export class ShardCommitter {
       checksum: filesChecksum(files),
       ...(req.range ? { range: req.range } : {}),
       ...(req.settings ? { settings: req.settings } : {}),
+      ...(staging ? { staging } : {}),
       ...(req.extra ? { extra: req.extra } : {}),
     });
-    return this.putManifest(req, manifest);
+    const res = await this.putManifest(req, manifest);
+    if (res.alreadyCommitted) {
+      if (staging) await this.removeStaged(staging);
+    } else {
+      await this.publish(manifest);
+    }
+    return res;
+  }
+
+  /** Moves a committed range's staged parts to their names (a no-op once they are all there). */
+  async publish(manifest: CommitManifest): Promise<void> {
+    const staging = manifest.staging;
+    if (!staging || !this.store.move) return;
+    const wanted = new Set(manifest.files.map((f) => f.key));
+    const staged = await this.store.list(staging);
+    await Promise.all(
+      staged.map(async (k) => {
+        const key = unstagedKey(staging, k);
+        if (key !== null && wanted.has(key)) await this.store.move!(k, key);
+        else await this.store.delete?.(k);
+      }),
+    );
+  }
+
+  private async removeStaged(staging: string): Promise<void> {
+    if (!this.store.delete) return;
+    for (const k of await this.store.list(staging)) await this.store.delete(k);
+  }
+
+  /**
+   * Run once before a run writes: publishes committed ranges whose parts are still staged, and
+   * removes the staged attempts of ranges another attempt committed. An attempt with no
+   * manifest is removed only with `dropUnfinished` (one writer per output, as for file and S3
+   * inputs): with Kafka, another worker may be about to commit it.
+   */
+  async recover(opts: { dropUnfinished: boolean }): Promise<RecoverResult> {
+    const result: RecoverResult = { published: 0, removed: 0, kept: 0 };
+    const attempts = new Set<string>();
+    for (const k of await this.store.list(STAGING_PREFIX)) {
+      const slash = k.indexOf('/', STAGING_PREFIX.length);
+      if (slash > 0) attempts.add(k.slice(0, slash + 1));
+    }
+    for (const staging of attempts) {
+      const manifest = await this.manifestFor(staging);
+      if (manifest?.staging === staging) {
+        await this.publish(manifest);
+        result.published++;
+      } else if (manifest || opts.dropUnfinished) {
+        await this.removeStaged(staging);
+        result.removed++;
+      } else {
+        result.kept++;
+      }
+    }
+    return result;
+  }
+
+  /** The manifest of the range a staging folder belongs to (positions may hold '-', so try each cut). */
+  private async manifestFor(staging: string): Promise<CommitManifest | null> {
+    const name = staging.slice(STAGING_PREFIX.length, staging.lastIndexOf('.'));
+    for (let cut = name.indexOf('-'); cut > 0; cut = name.indexOf('-', cut + 1)) {
+      const first = name.slice(0, cut);
+      const last = name.slice(cut + 1);
+      try {
+        if (!staging.startsWith(rangeStagingPrefix(first, last))) continue;
+      } catch {
+        continue; // not a valid pair of positions
+      }
+      const bytes = await this.store.get(manifestKey(first, last));
+      if (bytes) return parseManifest(bytes, manifestKey(first, last));
+    }
+    return null;
   }
 
   private async putManifest(req: CommitRequest, manifest: CommitManifest): Promise<CommitResult> {
@@ -113,13 +230,13 @@ export class ShardCommitter {
     }
   }
 
-  private async encode(req: CommitRequest): Promise<{ files: EncodedFile[]; rowsPerTable: Partial<Record<ShardTableName, number>>; recordIds: number }> {
+  private async encode(req: CommitRequest): Promise<{ files: EncodedFile[]; rowsPerTable: Partial<Record<ManifestTableName, number>>; recordIds: number }> {
     const files: EncodedFile[] = [];
-    const rowsPerTable: Partial<Record<ShardTableName, number>> = {};
+    const rowsPerTable: Partial<Record<ManifestTableName, number>> = {};
     const recordIds = new Set<string>();
     for (const table of SHARD_TABLE_NAMES) {
       const rows = req.tables[table] ?? [];
-      if (rows.length === 0 && !this.opts.writeEmpty) continue;
+      if (rows.length === 0 && (!(this.opts.writeEmpty ?? true) || this.opts.off?.includes(table))) continue;
       // One key only: more would make parquet-wasm's output bytes vary (see ParquetOptions).
       const metadata = { reasoning_jury: JSON.stringify({ table, schema_version: SHARD_SCHEMA_VERSION }) };
       const arrow = buildTable(SHARD_TABLES[table], rows, { metadata });
@@ -140,7 +257,25 @@ export class ShardCommitter {
         files.push({ entry: { key: shardKey(table, req.source, req.first, req.last, format), table, format, rows: rows.length }, bytes });
       }
     }
+    if (req.corpus) rowsPerTable.corpus = await this.encodeCorpus(req, files);
     return { files, rowsPerTable, recordIds: recordIds.size };
+  }
+
+  /** One part per decision, zero rows included, so `corpus/decision=drop/*` always has a file per range. */
+  private async encodeCorpus(req: CommitRequest, files: EncodedFile[]): Promise<number> {
+    const corpus = req.corpus!;
+    const metadata = { reasoning_jury: JSON.stringify({ table: 'corpus', schema_version: SHARD_SCHEMA_VERSION }) };
+    let total = 0;
+    for (const e of corpus.entries) {
+      if (e.row.source !== req.source) throw new Error(`corpus row has source ${JSON.stringify(e.row.source)} but is committed under source=${JSON.stringify(req.source)}`);
+    }
+    for (const decision of FILTER_DECISIONS) {
+      await yieldToEventLoop();
+      const { bytes, rows } = encodeCorpusPart(corpus, decision, metadata, this.opts.parquet);
+      total += rows;
+      files.push({ entry: { key: corpusKey(decision, req.source, req.first, req.last, corpus.format), table: 'corpus', format: corpus.format, rows }, bytes });
+    }
+    return total;
   }
 }
 

@@ -6,14 +6,14 @@
  * half-way has parts but no manifest, and a range re-judged after its input changed had its
  * old manifest removed first (./input-identity.ts), so neither is ever listed.
  */
-import { CommitManifest, type ShardFormat, type ShardTableName } from '../../schemas/outputs.js';
+import { CommitManifest, type FileFormat, type ManifestTableName } from '../../schemas/outputs.js';
 import { COMMITS_PREFIX } from './layout.js';
 import type { ObjectStore } from './object-store.js';
 import { filesChecksum, sha256Hex } from './shard-commit.js';
 
 export interface CommittedFile {
-  table: ShardTableName;
-  format: ShardFormat;
+  table: ManifestTableName;
+  format: FileFormat;
   /** key under the output root */
   key: string;
   /** local path or s3:// URL, as a reader opens it */
@@ -27,8 +27,8 @@ export interface CommittedFile {
 }
 
 export interface FileFilter {
-  tables?: readonly ShardTableName[];
-  formats?: readonly ShardFormat[];
+  tables?: readonly ManifestTableName[];
+  formats?: readonly FileFormat[];
 }
 
 const manifestKeys = async (store: ObjectStore): Promise<string[]> => (await store.list(COMMITS_PREFIX)).filter((k) => k.endsWith('.json'));

@@ -3,6 +3,7 @@
  * sinks (Kafka verdict events, the dead-letter topic) publish it before it becomes visible.
  */
 import type { ManifestRange, RangeSettings, ShardRowOf, ShardTableName } from '../../schemas/outputs.js';
+import type { CorpusBatch } from './corpus.js';
 
 export type ShardRows = { [K in ShardTableName]?: readonly ShardRowOf<K>[] };
 
@@ -12,6 +13,8 @@ export interface CommitRequest {
   first: string;
   last: string;
   tables: ShardRows;
+  /** the curated corpus of the range; absent: none is written */
+  corpus?: CorpusBatch;
   /** the unit and offsets the range covers: how a resumed run knows what is done */
   range?: ManifestRange;
   /** the range settings the boundaries came from, checked when a run resumes */

@@ -8,6 +8,7 @@
  * a dead letter (`!ok`) carrying the reason and the original bytes as (truncated) text. Sources
  * only parse; turning `raw` into a TraceRecord is `mapRecord` (src/pipeline/record-mapping.ts).
  */
+import type { Schema } from 'apache-arrow';
 import type { SourcePosition } from '../../schemas/trace.js';
 
 export interface SourceOkItem {
@@ -19,6 +20,11 @@ export interface SourceOkItem {
   meta?: Record<string, unknown>;
   /** sha256 (base64) of the bytes the row was read from, when the connector has them (JSONL lines): its content identity. */
   digest?: string;
+  /**
+   * The Arrow schema of `raw`'s columns when the input has one (Parquet: from the footer, one
+   * object shared by every row of the file); the curated corpus writes them back with it.
+   */
+  columns?: Schema;
 }
 
 export interface SourceDeadItem {

@@ -191,7 +191,7 @@ class Stage {
     this.window = new Window(opts.window ?? 2 * opts.range.maxRecords + opts.concurrency);
     this.judges = new PQueue({ concurrency: opts.concurrency });
     this.planner = new RangePlanner(opts.range, opts.committed, (r) => this.onClosed(r));
-    const settings = { max_records: opts.range.maxRecords, max_chars: opts.range.maxChars, formats: [...opts.committer.formats] };
+    const settings = { max_records: opts.range.maxRecords, max_chars: opts.range.maxChars, formats: [...opts.committer.formats], corpus: opts.committer.corpus };
     this.commitDeps = { committer: opts.committer, source: opts.source, sinks: opts.sinks ?? [], settings, log: opts.log ?? logger('stage') };
     this.records = recordLog(this.commitDeps.log);
     this.duplicates = new DuplicateIds(opts.duplicateIds ?? 'dead_letter');

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { LocalObjectStore, MemoryObjectStore, type ObjectStore } from '../../src/pipeline/object-store.js';
 import { ShardCommitter, listCommitted, verifyCommitted } from '../../src/pipeline/shard-commit.js';
-import { escapePartitionValue, manifestKey, shardKey } from '../../src/pipeline/layout.js';
+import { corpusKey, escapePartitionValue, manifestKey, shardKey } from '../../src/pipeline/layout.js';
 import { readCommittedRows } from '../../src/pipeline/shard-read.js';
 import { allTables, decisionRows, deadLetterRows, stepRows, verdictRows } from './synth.js';
 
@@ -74,12 +74,15 @@ describe('LocalObjectStore', () => {
 });
 
 describe('naming', () => {
-  it('follows out/<table>/source=<name>/part-<first>-<last>.<ext> and _commits/<first>-<last>.json', () => {
+  it('follows out/[<format>/]<table>/source=<name>/part-<first>-<last>.<ext> and _commits/<first>-<last>.json', () => {
     expect(shardKey('defects', 'kafka', 'traces+0+00000000000000000042', 'traces+0+00000000000000000099', 'parquet')).toBe(
       'defects/source=kafka/part-traces+0+00000000000000000042-traces+0+00000000000000000099.parquet',
     );
     expect(manifestKey('a1', 'a2')).toBe('_commits/a1-a2.json');
-    expect(shardKey('steps', 's3 bucket/α', 'f', 'l', 'arrow')).toBe('steps/source=s3%20bucket%2F%CE%B1/part-f-l.arrow');
+    // Arrow IPC has its own root, so a dataset reader of out/steps/ sees Parquet only (issue 13).
+    expect(shardKey('steps', 's3 bucket/α', 'f', 'l', 'arrow')).toBe('arrow/steps/source=s3%20bucket%2F%CE%B1/part-f-l.arrow');
+    expect(corpusKey('drop', 'file', 'f', 'l', 'parquet')).toBe('corpus/decision=drop/source=file/part-f-l.parquet');
+    expect(corpusKey('keep', 'file', 'f', 'l', 'jsonl')).toBe('jsonl/corpus/decision=keep/source=file/part-f-l.jsonl');
     expect(escapePartitionValue('my-src_1.2~x+y')).toBe('my-src_1.2~x+y');
     expect(() => shardKey('steps', 'k', 'bad/pos', 'l', 'parquet')).toThrow(/invalid first position/);
     expect(() => manifestKey('', 'x')).toThrow();
@@ -100,7 +103,7 @@ describe.each([
     expect(store.puts.at(-1)).toBe('_commits/t+0+000-t+0+999.json');
     expect(store.puts.length).toBe(13);
     expect(manifest.files.map((f) => f.key)).toContain('defects/source=kafka/part-t+0+000-t+0+999.parquet');
-    expect(manifest.files.map((f) => f.key)).toContain('dead_letters/source=kafka/part-t+0+000-t+0+999.arrow');
+    expect(manifest.files.map((f) => f.key)).toContain('arrow/dead_letters/source=kafka/part-t+0+000-t+0+999.arrow');
     expect(manifest.rows).toEqual({ verdicts: 2000, defects: 3000, steps: 4000, decisions: 2000, verdict_details: 1000, dead_letters: 300 });
     expect(manifest.record_ids).toBe(2000);
     expect(manifest.committed_at).toBe('2026-01-02T03:04:05.000Z');
@@ -124,7 +127,8 @@ describe.each([
     expect(again.alreadyCommitted).toBe(true);
     expect(again.manifest).toEqual(first.manifest);
     expect(store.puts.length).toBe(puts);
-    expect(first.manifest.files.map((f) => f.table)).toEqual(['decisions', 'steps']); // empty tables: no file
+    // Every table gets a part, the empty ones with zero rows (issue 13: globs never find nothing).
+    expect(first.manifest.files.map((f) => [f.table, f.rows])).toEqual([['dead_letters', 0], ['decisions', 100], ['defects', 0], ['steps', 100], ['verdict_details', 0], ['verdicts', 0]]);
 
     // Same content under another range name: same per-file hashes (writer is deterministic).
     const other = await new ShardCommitter(await makeStore()).commit({ ...req, first: 'h1+0', last: 'h1+99' });
@@ -161,8 +165,11 @@ describe('ShardCommitter on disk', () => {
       last: 'p9',
       tables: { verdicts: verdictRows(10) },
     });
-    expect((await readdir(out)).sort()).toEqual(['_commits', 'dead_letters', 'decisions', 'defects', 'steps', 'verdict_details', 'verdicts']);
-    expect(await readdir(join(out, 'defects', 'source=kafka'))).toEqual(['part-p0-p9.arrow', 'part-p0-p9.parquet']);
+    // _staging/ is left empty once the parts are published; Arrow IPC has its own root.
+    expect((await readdir(out)).sort()).toEqual(['_commits', '_staging', 'arrow', 'dead_letters', 'decisions', 'defects', 'steps', 'verdict_details', 'verdicts']);
+    expect(await readdir(join(out, '_staging'))).toEqual([]);
+    expect(await readdir(join(out, 'defects', 'source=kafka'))).toEqual(['part-p0-p9.parquet']);
+    expect(await readdir(join(out, 'arrow', 'defects', 'source=kafka'))).toEqual(['part-p0-p9.arrow']);
     expect(existsSync(join(out, '_commits', 'p0-p9.json'))).toBe(true);
   });
 });
