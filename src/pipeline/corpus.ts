@@ -21,6 +21,8 @@ export interface CorpusEntry {
   row: CorpusRow;
   /** the source item's parsed row */
   raw: unknown;
+  /** the record's JSON text exactly as a corpus part held it (a part read back); else jsonText(raw) */
+  text?: string;
 }
 
 /** A range's corpus: its judged records in offset order, and the input's schema if it has one. */
@@ -33,7 +35,7 @@ export interface CorpusBatch {
 function recordColumn(batch: CorpusBatch, entries: readonly CorpusEntry[]): { field: Field; data: Data } {
   if (!batch.columns) {
     const field = new Field('record', new Utf8(), false);
-    return { field, data: columnData(field.type, entries.map((e) => jsonText(e.raw))) };
+    return { field, data: columnData(field.type, entries.map((e) => e.text ?? jsonText(e.raw))) };
   }
   const type = new Struct(batch.columns.fields);
   const builder = makeBuilder({ type, nullValues: [null, undefined] });
