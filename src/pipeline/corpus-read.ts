@@ -5,7 +5,7 @@
  */
 import { parquetMetadata } from 'hyparquet';
 import { DataType, Schema } from 'apache-arrow';
-import { CorpusRow, type CorpusFormat } from '../../schemas/outputs.js';
+import { CORPUS_RECORD_COLUMN, CorpusRow, type CorpusFormat } from '../../schemas/outputs.js';
 import { arrowSchemaOfParquet } from '../util/parquet-arrow.js';
 import type { CorpusBatch } from './corpus.js';
 import { readParquetRows } from './shard-read.js';
@@ -26,7 +26,7 @@ export async function readCorpusPart(bytes: Uint8Array, format: CorpusFormat): P
     return { entries };
   }
   const schema = arrowSchemaOfParquet(parquetMetadata(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer));
-  const type = schema.fields.find((f) => f.name === 'record')?.type;
+  const type = schema.fields.find((f) => f.name === CORPUS_RECORD_COLUMN.name)?.type;
   if (!type) throw new Error('corpus part has no record column');
   const struct = DataType.isStruct(type);
   const entries = (await readParquetRows(bytes)).map(({ record, ...row }) => {
