@@ -132,29 +132,41 @@ export type DeadLetterRow = z.infer<typeof DeadLetterRow>;
  * input record as it was read and is not a fixed type: a Struct of the input's own columns and
  * types for Parquet input, the record's JSON text (Utf8) for JSON input (JSONL, Kafka).
  */
-export const CorpusRow = z.object({
-  record_id: z.string().min(1),
-  /** Also the Hive partition value (decision=<d>): plain Utf8, like `source`. */
-  decision: FilterDecision.meta({ arrow: 'utf8' }),
-  /** Name of the filter rule that decided (`rule <n>` when unnamed); null: no rule matched. */
-  rule: dictString().nullable(),
-  /** The decisions table's reason: the rule and what it saw. */
-  reason: z.string(),
-  n_steps: int32().nonnegative(),
-  /** Steps labelled erroneous (at or above severity_threshold). */
-  flagged_steps: int32().nonnegative(),
-  n_neutral: int32().nonnegative(),
-  n_minor: int32().nonnegative(),
-  n_major: int32().nonnegative(),
-  n_fatal: int32().nonnegative(),
-  fatal_step_rate: rate,
-  /** Up to three taxonomy categories by defect count (ties by id); empty without taxonomy. */
-  top_categories: z.array(z.string()),
-  source: z.string(),
-  source_unit: dictString(),
-  source_offset: int64().nonnegative(),
-});
+export const CorpusRow = z
+  .object({
+    record_id: z.string().min(1).describe('The record\'s id, as in every other table.'),
+    /** Also the Hive partition value (decision=<d>): plain Utf8, like `source`. */
+    decision: FilterDecision.meta({ arrow: 'utf8' }).describe('keep, drop or review, as in the decisions table; also the `decision=` Hive partition (plain Utf8, like `source`).'),
+    rule: dictString().nullable().describe('Name of the filter rule that decided (`rule <n>` when unnamed); null when no rule matched and the policy\'s `default` decided.'),
+    reason: z.string().describe('The decisions table\'s reason: the rule and what it saw.'),
+    n_steps: int32().nonnegative().describe('Steps of the trace as the jury read it.'),
+    flagged_steps: int32().nonnegative().describe('Steps labelled erroneous (a defect at or above `severity_threshold`).'),
+    n_neutral: int32().nonnegative().describe('Consensus defects of severity neutral.'),
+    n_minor: int32().nonnegative().describe('Consensus defects of severity minor.'),
+    n_major: int32().nonnegative().describe('Consensus defects of severity major.'),
+    n_fatal: int32().nonnegative().describe('Consensus defects of severity fatal.'),
+    fatal_step_rate: rate.describe('Share of the steps whose worst defect is fatal, 0..1.'),
+    top_categories: z.array(z.string()).describe('Up to three taxonomy categories by defect count (ties by id); empty without the taxonomy step.'),
+    source: z.string().describe('Connector the record came from (file, s3, kafka); also the `source=` Hive partition.'),
+    source_unit: dictString().describe('Unit of the source the record was read from (file, object, or Kafka topic and partition).'),
+    source_offset: int64().nonnegative().describe('Position of the record inside its unit (line or row number, or Kafka offset).'),
+  })
+  .describe('One row per judged input record: the record as it was read (`record`, every field) with its decision, the rule that fired and a compact defect summary, so the kept traces need no join back to the input. Dead letters are not in it (they have no decision); corpus rows plus dead letters are the records read.');
 export type CorpusRow = z.infer<typeof CorpusRow>;
+
+/**
+ * The corpus's last column, after CorpusRow's: the input record as it was read. Its type follows
+ * the input, so it has no zod schema; this is its entry in the data contract (docs/tables.md).
+ */
+export const CORPUS_RECORD_COLUMN = {
+  name: 'record',
+  nullable: false,
+  type: 'Struct of the input\'s columns (Parquet input) or Utf8 (JSON input)',
+  meaning:
+    'The input record as it was read, every field. Parquet input (local or S3): a Struct of the input file\'s own columns with their own types (types without a mapping, e.g. DECIMAL or MAP, as Utf8 JSON text). ' +
+    'JSON input (JSONL, `.json`, Kafka): Utf8, the record\'s JSON text. With `output.corpus.format: jsonl` (files under `jsonl/corpus/`): a nested JSON object. ' +
+    'Nested, so an input field named like one of the columns above or a partition key cannot collide with it.',
+} as const;
 
 // ---- verdict_details: what the audit log alone kept (paper App. E), as nested columns ----
 

@@ -2,8 +2,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { SHARD_TABLES, dictString, int32 } from '../schemas/outputs.js';
+import { CorpusRow, SHARD_TABLES, dictString, int32 } from '../schemas/outputs.js';
 import { arrowSchemaFor } from '../src/pipeline/arrow-schema.js';
+import { corpusTable } from '../src/pipeline/corpus.js';
 import { renderTablesReference, tableDocs } from '../src/pipeline/table-reference.js';
 import { packageRoot } from '../src/util/paths.js';
 
@@ -18,10 +19,12 @@ describe('docs/tables.md', () => {
 
   it('lists every table and every top-level column with its Arrow type, nullability and a meaning', () => {
     const docs = tableDocs();
-    expect(docs.map((t) => t.name)).toEqual(Object.keys(SHARD_TABLES));
+    expect(docs.map((t) => t.name)).toEqual([...Object.keys(SHARD_TABLES), 'corpus']);
+    // The corpus's columns as its writer builds a part (a JSON input's, whose record is Utf8).
+    const corpusFields = corpusTable({ format: 'parquet', entries: [] }, [], {}).schema.fields;
     for (const t of docs) {
       expect(t.meaning.length, t.name).toBeGreaterThan(20);
-      const fields = arrowSchemaFor(SHARD_TABLES[t.name as keyof typeof SHARD_TABLES]).fields;
+      const fields = t.name === 'corpus' ? corpusFields : arrowSchemaFor(SHARD_TABLES[t.name as keyof typeof SHARD_TABLES]).fields;
       const top = t.columns.filter((c) => !/[.[]/.test(c.column));
       // Independent of the walker: the Arrow schema the writer uses.
       expect(top.map((c) => [c.column, c.nullable])).toEqual(fields.map((f) => [f.name, f.nullable]));
@@ -36,6 +39,24 @@ describe('docs/tables.md', () => {
     expect(row('calls[].tokens_in')).toMatchObject({ type: 'Int64' });
     const md = renderTablesReference();
     expect(md).toContain('| `decision` | Dictionary<Int32, Utf8> | no | keep, drop or review');
+    expect(md).toContain('Files: `verdicts/source=<name>/part-<first>-<last>.parquet`; Hive partitions: `source=`.');
+  });
+
+  it('documents the corpus: its fixed columns from CorpusRow, the record column that follows the input, and the decision= partition', () => {
+    const corpus = tableDocs().find((t) => t.name === 'corpus')!;
+    expect(corpus.columns.slice(0, -1).map((c) => c.column)).toEqual(Object.keys(CorpusRow.shape));
+    expect(corpus.columns.find((c) => c.column === 'decision')).toMatchObject({ type: 'Utf8', nullable: false });
+    expect(corpus.columns.find((c) => c.column === 'source_offset')).toMatchObject({ type: 'Int64', nullable: false });
+    expect(corpus.columns.find((c) => c.column === 'top_categories')).toMatchObject({ type: 'List<Utf8>' });
+    const record = corpus.columns.at(-1)!;
+    expect(record.column).toBe('record');
+    expect(record.type).toMatch(/Struct.*Parquet input.*Utf8.*JSON input/);
+    expect(record.meaning).toMatch(/Kafka/);
+    expect(record.meaning).toMatch(/jsonl/);
+    expect(corpus.partitions).toEqual(['decision', 'source']);
+    const md = renderTablesReference();
+    expect(md).toContain('- [corpus](#corpus) (16 columns)');
+    expect(md).toContain('Files: `corpus/decision=<keep|drop|review>/source=<name>/part-<first>-<last>.parquet`; Hive partitions: `decision=`, then `source=`.');
     expect(md).toContain('| `vote_count` | Int32 | yes |');
   });
 

@@ -19,16 +19,18 @@ const location = (url: string): string => (isS3Url(url) ? url.replace(/\/+$/, ''
 export function registerDecide(program: Command): void {
   program
     .command('decide')
-    .description('apply another filter policy to committed verdicts (no model call) and write a new decisions table')
+    .description('apply another filter policy to committed verdicts (no model call) and write a new decisions table and corpus')
     .requiredOption('--policy <file>', 'YAML/JSON filter policy (`rules`, `default`), or a jury config whose `filter` section is used')
     .requiredOption('--shards <dir>', 'output of a `run` (folder or s3://bucket/prefix): its committed ranges are read, nothing else')
-    .requiredOption('-o, --out <dir>', 'new output (folder or s3://bucket/prefix) for the decisions table and its commit manifests')
+    .requiredOption('-o, --out <dir>', 'new output (folder or s3://bucket/prefix) for the decisions table, the corpus and their commit manifests')
     .option('--format <format>', 'parquet | arrow | both', 'parquet')
     .addHelpText(
       'after',
       `
 Reads the verdicts, defects and steps of every range listed in --shards/_commits/ and decides
-each record again with --policy, the same way a run with that policy would have. Each range is
+each record again with --policy, the same way a run with that policy would have. When --shards
+has a curated corpus, its committed parts (every judged record as read) are written again with
+the new decisions, in the corpus format --shards used. Each range (decisions and corpus) is
 committed to --out under the same name (parts first, manifest last); running the same command
 again after a crash skips the ranges already there, so every record is decided exactly once.
 An --out that holds ranges decided with another policy is refused. No model is called.
@@ -62,7 +64,7 @@ Example:
           `records              ${res.records}`,
           `  keep / drop / review (ranges decided now)  ${d.keep} / ${d.drop} / ${d.review}`,
           `seconds              ${((Date.now() - t0) / 1000).toFixed(1)}`,
-          `decisions: ${to.location}/decisions/  commits: ${to.location}/_commits/`,
+          `decisions: ${to.location}/decisions/${res.corpus ? `  corpus: ${to.location}/${res.corpus === 'jsonl' ? 'jsonl/' : ''}corpus/` : ''}  commits: ${to.location}/_commits/`,
         ].join('\n') + '\n',
       );
     });

@@ -6,11 +6,18 @@
  * committed to the new output under the same range names and protocol (parts, then manifest).
  * A range whose manifest is already in the new output is skipped, so an interrupted `decide` is
  * resumed by running it again, and every record is decided exactly once.
+ *
+ * When the judged output has a curated corpus, its committed parts hold every judged record as
+ * it was read (`record`), so the new output gets a corpus too, in the same range commit as the
+ * new decisions: the same records and `record` column (type included), new curation columns.
  */
 import { createHash } from 'node:crypto';
 import type { FilterPolicy } from '../../schemas/config.js';
-import { FILTER_DECISIONS, type CommitManifest, type DecisionRow, type DefectRow, type FilterDecision, type ShardFormat, type ShardTableName, type StepRow, type VerdictRow } from '../../schemas/outputs.js';
-import { decideRows } from '../derive/rows.js';
+import { CorpusFormat, FILTER_DECISIONS, SHARD_TABLE_NAMES, type CommitManifest, type DecisionRow, type DefectRow, type FilterDecision, type ShardFormat, type ShardTableName, type StepRow, type VerdictRow } from '../../schemas/outputs.js';
+import { corpusRow } from '../derive/corpus.js';
+import { decideRows, type DerivedRows } from '../derive/rows.js';
+import type { CorpusBatch, CorpusEntry } from '../pipeline/corpus.js';
+import { readCorpusPart } from '../pipeline/corpus-read.js';
 import type { ObjectStore } from '../pipeline/object-store.js';
 import { listCommitted, ShardCommitter } from '../pipeline/shard-commit.js';
 import { readArrowIpcRows, readParquetRows, type PlainRow } from '../pipeline/shard-read.js';
@@ -32,6 +39,8 @@ export interface RedecideResult {
   existing: number;
   records: number;
   decisions: Record<FilterDecision, number>;
+  /** the corpus format of the new output: the judged output's, or null when it has no corpus */
+  corpus: CorpusFormat | null;
 }
 
 /** A problem with the inputs of `decide` the user fixes (exit 2, one line). */
@@ -69,8 +78,10 @@ function groupBy<T extends { record_id: string }>(rows: readonly T[]): Map<strin
   return m;
 }
 
-/** The decision rows of one committed range, in the order of its verdict rows (as a run writes them). */
-export async function decideRange(store: ObjectStore, m: CommitManifest, policy: FilterPolicy): Promise<DecisionRow[]> {
+type Decided = Pick<DerivedRows, 'verdict' | 'defects' | 'steps' | 'decision'>;
+
+/** The rows of one committed range, decided again, in the order of its verdict rows (as a run writes them). */
+async function decideRecords(store: ObjectStore, m: CommitManifest, policy: FilterPolicy): Promise<Decided[]> {
   const verdicts = (await readTable(store, m, 'verdicts')) as unknown as VerdictRow[];
   const defects = groupBy((await readTable(store, m, 'defects')) as unknown as DefectRow[]);
   const steps = groupBy((await readTable(store, m, 'steps')) as unknown as StepRow[]);
@@ -82,15 +93,54 @@ export async function decideRange(store: ObjectStore, m: CommitManifest, policy:
     }
     const d = [...(defects.get(v.record_id) ?? [])].sort((a, b) => ordinal(a.defect_id) - ordinal(b.defect_id));
     const s = [...(steps.get(v.record_id) ?? [])].sort((a, b) => a.step_index - b.step_index);
-    return decideRows({ verdict: v, defects: d, steps: s }, policy);
+    return { verdict: v, defects: d, steps: s, decision: decideRows({ verdict: v, defects: d, steps: s }, policy) };
   });
+}
+
+/** The decision rows of one committed range, in the order of its verdict rows (as a run writes them). */
+export async function decideRange(store: ObjectStore, m: CommitManifest, policy: FilterPolicy): Promise<DecisionRow[]> {
+  return (await decideRecords(store, m, policy)).map((r) => r.decision);
+}
+
+const positionKey = (unit: string, offset: number): string => `${unit}\u0000${offset}`;
+
+/**
+ * The range's corpus with the new decisions, from its committed corpus parts (every decision's):
+ * each row's record as the part held it, joined to its verdict by position (unit and offset, so
+ * duplicate ids kept with `keep_all` still pair up). Undefined when the range has no corpus.
+ */
+export async function redecideCorpus(store: ObjectStore, m: CommitManifest, decided: readonly Decided[]): Promise<CorpusBatch | undefined> {
+  const files = m.files.filter((f) => f.table === 'corpus');
+  if (files.length === 0) return undefined;
+  const range = `${m.first}-${m.last}`;
+  const format = CorpusFormat.parse(files[0]!.format);
+  const byPosition = new Map(decided.map((d) => [positionKey(d.verdict.source_unit, d.verdict.source_offset), d]));
+  let columns: CorpusBatch['columns'];
+  const entries: CorpusEntry[] = [];
+  for (const f of files) {
+    const bytes = await store.get(f.key);
+    if (!bytes) throw new RedecideError(`committed file missing: ${f.key} (listed in _commits/${range}.json)`);
+    const part = await readCorpusPart(bytes, format);
+    columns ??= part.columns;
+    for (const e of part.entries) {
+      const key = positionKey(e.row.source_unit, e.row.source_offset);
+      const d = byPosition.get(key);
+      if (!d || d.verdict.record_id !== e.row.record_id) throw new RedecideError(`corpus row ${e.row.record_id} (offset ${e.row.source_offset}) of range ${range} has no verdict there: the output is inconsistent`);
+      byPosition.delete(key);
+      entries.push({ ...e, row: corpusRow(d, { source: e.row.source, unit: e.row.source_unit, offset: e.row.source_offset }) });
+    }
+  }
+  if (byPosition.size > 0) throw new RedecideError(`${byPosition.size} verdict(s) of range ${range} have no corpus row: the output is inconsistent`);
+  entries.sort((a, b) => a.row.source_offset - b.row.source_offset);
+  return { format, entries, ...(columns ? { columns } : {}) };
 }
 
 /** Decides every committed range of `from` into `to`; see the module comment. */
 export async function redecide(o: RedecideOptions): Promise<RedecideResult> {
-  const committer = new ShardCommitter(o.to, { formats: o.formats });
+  // The new output holds decisions (and the corpus) only: no zero-row parts of tables it never writes.
+  const committer = new ShardCommitter(o.to, { formats: o.formats, off: SHARD_TABLE_NAMES.filter((t) => t !== 'decisions') });
   const hash = policyHash(o.policy);
-  const result: RedecideResult = { ranges: 0, existing: 0, records: 0, decisions: Object.fromEntries(FILTER_DECISIONS.map((d) => [d, 0])) as Record<FilterDecision, number> };
+  const result: RedecideResult = { ranges: 0, existing: 0, records: 0, decisions: Object.fromEntries(FILTER_DECISIONS.map((d) => [d, 0])) as Record<FilterDecision, number>, corpus: null };
   const manifests = await listCommitted(o.from);
   if (manifests.length === 0) throw new RedecideError(`${o.fromLocation} holds no committed ranges (no _commits/*.json): nothing to decide`);
   for (const m of manifests) {
@@ -99,23 +149,24 @@ export async function redecide(o: RedecideOptions): Promise<RedecideResult> {
       const theirs = (done.extra as { policy_hash?: unknown } | undefined)?.policy_hash;
       if (theirs !== hash) throw new RedecideError(`${o.toLocation} already holds range ${m.first}-${m.last} decided with another policy (policy_hash ${String(theirs)}, this one ${hash}): use another --out`);
     }
-    const rows = done ? null : await decideRange(o.from, m, o.policy);
+    const decided = done ? null : await decideRecords(o.from, m, o.policy);
+    const rows = decided?.map((r) => r.decision) ?? null;
+    const corpus = decided ? await redecideCorpus(o.from, m, decided) : undefined;
     const res = rows
       ? await committer.commit({
           source: m.source,
           first: m.first,
           last: m.last,
-          // TODO(issue 13, curated corpus): a fresh run also writes the corpus table, whose rows
-          // are the input records plus their decision. The shards do not hold the input, so
-          // `decide` cannot write it yet: it needs an `--input` (the run's input, checked against
-          // the manifest's range) to re-read each range's records and join them here.
           tables: { decisions: rows },
+          ...(corpus ? { corpus } : {}),
           ...(m.range ? { range: m.range } : {}),
           ...(m.settings ? { settings: { ...m.settings, formats: [...o.formats] } } : {}),
           extra: { decided_from: o.fromLocation, from_checksum: m.checksum, policy_hash: hash },
         })
       : null;
     const records = res ? rows!.length : (done!.rows.decisions ?? 0);
+    const format = corpus?.format ?? done?.files.find((f) => f.table === 'corpus')?.format;
+    if (format) result.corpus = CorpusFormat.parse(format);
     if (rows) for (const r of rows) result.decisions[r.decision] += 1;
     result.ranges += 1;
     result.records += records;

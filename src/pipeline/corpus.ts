@@ -11,7 +11,7 @@
  *                     (Parquet values made JSON-safe: dates as ISO text, bytes base64, big ints as text).
  */
 import { makeBuilder, makeData, Field, RecordBatch, Schema, Struct, Table, Utf8, type Data } from 'apache-arrow';
-import { CorpusRow, type CorpusFormat, type FilterDecision } from '../../schemas/outputs.js';
+import { CORPUS_RECORD_COLUMN, CorpusRow, type CorpusFormat, type FilterDecision } from '../../schemas/outputs.js';
 import { jsonText, toArrowValue } from '../util/parquet-arrow.js';
 import { buildTable } from './arrow-schema.js';
 import { columnData } from './arrow-columns.js';
@@ -21,6 +21,8 @@ export interface CorpusEntry {
   row: CorpusRow;
   /** the source item's parsed row */
   raw: unknown;
+  /** the record's JSON text exactly as a corpus part held it (a part read back); else jsonText(raw) */
+  text?: string;
 }
 
 /** A range's corpus: its judged records in offset order, and the input's schema if it has one. */
@@ -32,13 +34,13 @@ export interface CorpusBatch {
 
 function recordColumn(batch: CorpusBatch, entries: readonly CorpusEntry[]): { field: Field; data: Data } {
   if (!batch.columns) {
-    const field = new Field('record', new Utf8(), false);
-    return { field, data: columnData(field.type, entries.map((e) => jsonText(e.raw))) };
+    const field = new Field(CORPUS_RECORD_COLUMN.name, new Utf8(), CORPUS_RECORD_COLUMN.nullable);
+    return { field, data: columnData(field.type, entries.map((e) => e.text ?? jsonText(e.raw))) };
   }
   const type = new Struct(batch.columns.fields);
   const builder = makeBuilder({ type, nullValues: [null, undefined] });
   for (const e of entries) builder.append(toArrowValue(type, e.raw) as never);
-  return { field: new Field('record', type, false), data: builder.finish().flush() };
+  return { field: new Field(CORPUS_RECORD_COLUMN.name, type, CORPUS_RECORD_COLUMN.nullable), data: builder.finish().flush() };
 }
 
 /** The Arrow table of one decision's part (zero rows is a valid part with the full schema). */

@@ -1,16 +1,20 @@
 /**
- * docs/tables.md, the data contract, generated from the shard table schemas: every column of
- * every table (nested struct fields and list elements included) with its Arrow type, whether it
- * may be null, and the meaning its zod schema carries (`.describe()`). `npm run docs:tables`
- * writes it; a test regenerates it in memory and fails when the checked-in page has drifted.
+ * docs/tables.md, the data contract, generated from the output schemas: every column of every
+ * table (nested struct fields and list elements included) with its Arrow type, whether it may be
+ * null, and the meaning its zod schema carries (`.describe()`), and where each table's files sit
+ * (their Hive partitions), from the key builders in ./layout.ts. `npm run docs:tables` writes it;
+ * a test regenerates it in memory and fails when the checked-in page has drifted.
  *
- * Tables come from SHARD_TABLES, so a new table appears here without touching this file; a
- * table or column without a description stops the generator, naming it.
+ * Tables come from SHARD_TABLES and the corpus's CorpusRow, so a new table appears here without
+ * touching this file; a table or column without a description stops the generator, naming it.
+ * The corpus's `record` column has no fixed type (it follows the input) and is documented from
+ * CORPUS_RECORD_COLUMN.
  */
 import { DataType, type Field } from 'apache-arrow';
 import { z } from 'zod';
-import { SHARD_TABLES } from '../../schemas/outputs.js';
+import { CORPUS_RECORD_COLUMN, CorpusRow, SHARD_TABLES, type ShardTableName } from '../../schemas/outputs.js';
 import { arrowSchemaFor } from './arrow-schema.js';
+import { corpusKey, shardKey } from './layout.js';
 
 type AnyObject = z.ZodObject<z.ZodRawShape>;
 
@@ -26,6 +30,31 @@ export interface TableDoc {
   name: string;
   meaning: string;
   columns: ColumnDoc[];
+  /** the Parquet part files' key pattern, e.g. `verdicts/source=<name>/part-<first>-<last>.parquet` */
+  files?: string;
+  /** Hive partition keys of those folders, in folder order */
+  partitions?: string[];
+}
+
+/** Every documented table: the shard tables and the curated corpus. */
+export const DOCUMENTED_TABLES: Record<string, AnyObject> = { ...SHARD_TABLES, corpus: CorpusRow };
+
+/** Columns a table has beyond its row schema: the corpus's input record, whose type follows the input. */
+const EXTRA_COLUMNS: Record<string, ColumnDoc[]> = {
+  corpus: [{ column: CORPUS_RECORD_COLUMN.name, type: CORPUS_RECORD_COLUMN.type, nullable: CORPUS_RECORD_COLUMN.nullable, meaning: CORPUS_RECORD_COLUMN.meaning }],
+};
+
+/** Where a table's Parquet parts go, as the layout builds the keys, with placeholders for the values. */
+function filesOf(name: string): { files: string; partitions: string[] } | undefined {
+  const key =
+    name === 'corpus'
+      ? corpusKey('keep', 'SOURCE', 'FIRST', 'LAST', 'parquet').replace('decision=keep', 'decision=<keep|drop|review>')
+      : name in SHARD_TABLES
+        ? shardKey(name as ShardTableName, 'SOURCE', 'FIRST', 'LAST', 'parquet')
+        : undefined;
+  if (!key) return undefined;
+  const files = key.replace('SOURCE', '<name>').replace('FIRST', '<first>').replace('LAST', '<last>');
+  return { files, partitions: files.split('/').flatMap((seg) => /^(\w+)=/.exec(seg)?.slice(1) ?? []) };
 }
 
 export class TableDocError extends Error {
@@ -80,15 +109,16 @@ function columnDocs(path: string, schema: z.ZodType, field: Field, table: string
   }
 }
 
-/** One entry per table, in SHARD_TABLES order (or the tables given, for tests). */
-export function tableDocs(tables: Record<string, AnyObject> = SHARD_TABLES): TableDoc[] {
+/** One entry per table, in DOCUMENTED_TABLES order (or the tables given, for tests). */
+export function tableDocs(tables: Record<string, AnyObject> = DOCUMENTED_TABLES): TableDoc[] {
   return Object.entries(tables).map(([name, schema]) => {
     const meaning = peel(schema).description?.trim();
     if (!meaning) throw new TableDocError(`table ${name} has no description: add .describe() to its row schema in schemas/outputs.ts`);
     const fields = arrowSchemaFor(schema).fields;
     const columns: ColumnDoc[] = [];
     for (const field of fields) columnDocs(field.name, schema.shape[field.name] as z.ZodType, field, name, columns);
-    return { name, meaning, columns };
+    columns.push(...(EXTRA_COLUMNS[name] ?? []));
+    return { name, meaning, columns, ...filesOf(name) };
   });
 }
 
@@ -97,7 +127,9 @@ export function tableDocs(tables: Record<string, AnyObject> = SHARD_TABLES): Tab
 const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
 
 function renderTable(t: TableDoc): string {
-  const lines = [`## ${t.name}`, '', t.meaning, '', '| column | Arrow type | nullable | meaning |', '| --- | --- | --- | --- |'];
+  const lines = [`## ${t.name}`, '', t.meaning, ''];
+  if (t.files) lines.push(`Files: \`${t.files}\`; Hive partitions: ${t.partitions!.map((p) => `\`${p}=\``).join(', then ')}.`, '');
+  lines.push('| column | Arrow type | nullable | meaning |', '| --- | --- | --- | --- |');
   for (const c of t.columns) lines.push(`| \`${cell(c.column)}\` | ${cell(c.type)} | ${c.nullable ? 'yes' : 'no'} | ${cell(c.meaning)} |`);
   return lines.join('\n');
 }
@@ -107,14 +139,19 @@ function intro(tables: TableDoc[]): string {
 
 <!-- Generated by \`npm run docs:tables\` from schemas/outputs.ts (src/pipeline/table-reference.ts); do not edit by hand. -->
 
-The data contract of what \`reasoning-jury run\` writes: every table, every column, its Arrow type
+The data contract of what \`reasoning-jury run\` (and \`decide\`) writes: every table, every column, its Arrow type
 (the same in the Parquet file's \`ARROW:schema\` and in Arrow IPC files), whether it may be null, and
 what it means. The zod schemas in \`schemas/outputs.ts\` are the one definition; this page is
 generated from them and CI fails when it drifts.
 
-- Each table is written per committed range as part files, Hive-partitioned by \`source\`; only the
-  files a commit manifest (\`_commits/*.json\`) lists are committed.
-- Tables join on \`record_id\`; \`defects.defect_id\` is what \`steps.defect_ids\` holds.
+- Each table is written per committed range as part files, Hive-partitioned by \`source\` (the
+  corpus by \`decision\`, then \`source\`); only the files a commit manifest (\`_commits/*.json\`)
+  lists are committed (\`reasoning-jury shards list OUT\` prints them). The partition values are also
+  plain Utf8 columns in the files. Parquet parts sit at the output root; Arrow IPC copies
+  (\`--format arrow|both\`) under \`arrow/\`, the JSON Lines corpus (\`--corpus jsonl\`) under \`jsonl/\`.
+- Tables join on \`record_id\`; \`defects.defect_id\` is what \`steps.defect_ids\` holds. The corpus
+  has one row per judged record, like \`decisions\`; its last column, \`record\`, is the input record
+  and its type follows the input (see [corpus](#corpus)).
 - \`Dictionary<Int32, Utf8>\` is a dictionary-encoded string: pyarrow reads a dictionary column,
   DuckDB, polars and Spark a plain string.
 - A column path with \`[]\` is the element of a list, \`.name\` a field of a struct: \`phase1[].defects[].impact\`

@@ -1,9 +1,10 @@
 // The curated corpus of a real run (issue 13): every input record with all its fields, per
-// decision, read back by pyarrow and DuckDB; JSONL in and the same records as Parquet in. Also
+// decision, read back by pyarrow and DuckDB; JSONL in and the same records as Parquet in; and,
+// through the committed-file listing (`shards list`), by pyarrow, DuckDB and polars. Also
 // the zero-row parts (a DuckDB glob over dead_letters/ works with no dead letter) and one root
 // per format (`--format both` puts Arrow IPC under arrow/, so a dataset of verdicts/ is Parquet).
 import { execFileSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { syntheticRecords } from '../../src/sim/synthetic.js';
@@ -130,4 +131,57 @@ print(json.dumps({t: {'parquet': ds.dataset(f'{out}/{t}', partitioning='hive').c
       expect(v.exts, t).toEqual(['parquet']);
     }
   }, LONG_TEST_MS);
+});
+
+interface ListedReport {
+  files: number;
+  decisions: Record<string, number>;
+  record_type: string;
+  pyarrow: ReaderReport;
+  duckdb: ReaderReport;
+  polars: ReaderReport;
+}
+interface ReaderReport {
+  per_decision: Record<string, number>;
+  distinct_ids: number;
+  id_mismatch: number;
+}
+
+// Cheap on purpose (the 5,000-record runs above check that every field survives): the corpus read
+// only through the files the manifests list, by each of the three readers.
+describe.skipIf(!python)('the corpus read through `shards list` by pyarrow, DuckDB and polars', () => {
+  const N_SMALL = 300;
+  const dir = tempDir('corpus-listed');
+  const config = fastSimConfig(dir);
+
+  const listed = async (out: string, table: string): Promise<string> => {
+    const r = await runCli(['shards', 'list', out, '--table', table, '--format', 'parquet']);
+    expect(r.code, r.stderr).toBe(0);
+    const file = join(dir, `${table}-${out.split('/').pop()!}.txt`);
+    writeFileSync(file, r.stdout);
+    return file;
+  };
+
+  for (const input of ['jsonl', 'parquet'] as const) {
+    it(`${input} in: rows per decision equal the decisions table, in every reader`, async () => {
+      const jsonl = writeJsonl(join(dir, 'in.jsonl'), userRows(N_SMALL, false));
+      let path = jsonl;
+      if (input === 'parquet') {
+        path = join(dir, 'in.parquet');
+        execFileSync(python!, ['-c', 'import json, sys, pyarrow as pa, pyarrow.parquet as pq; pq.write_table(pa.Table.from_pylist([json.loads(l) for l in open(sys.argv[1])]), sys.argv[2])', jsonl, path]);
+      }
+      const out = join(dir, `out-${input}`);
+      const r = await runCli(['run', '-c', config, '-i', path, '-o', out, '--range-records', '100', '--progress', 'none'], { progress: treeProbe(out) });
+      expect(r.code, r.stderr).toBe(0);
+      const stdout = execFileSync(python!, [join('test', 'py', 'read_corpus_listed.py'), await listed(out, 'corpus'), await listed(out, 'decisions')], { encoding: 'utf8', maxBuffer: 64 << 20 });
+      const rep = JSON.parse(stdout) as ListedReport;
+      expect(rep.files).toBe(3 * 3); // 3 ranges of 100, one part per decision and range, empty ones too
+      expect(Object.values(rep.decisions).reduce((a, b) => a + b, 0)).toBe(N_SMALL);
+      expect(Object.keys(rep.decisions).length).toBeGreaterThan(1);
+      expect(rep.record_type).toBe(input === 'parquet' ? 'struct' : 'string');
+      for (const reader of ['pyarrow', 'duckdb', 'polars'] as const) {
+        expect(rep[reader], reader).toEqual({ per_decision: rep.decisions, distinct_ids: N_SMALL, id_mismatch: 0 });
+      }
+    }, LONG_TEST_MS);
+  }
 });
