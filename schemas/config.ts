@@ -46,6 +46,10 @@ export const EndpointConfig = z
       .enum(['none', 'json_object', 'json_schema', 'json_object_schema', 'guided_json', 'auto'])
       .default('none')
       .describe('How structured calls (jurors, consolidator, moderator) send their own JSON Schema, in the dialect the server takes: `json_schema` as response_format `{type: json_schema, json_schema: {schema}}` (OpenAI, vLLM, SGLang, serve-local); `json_object_schema` as `{type: json_object, schema}` (llama.cpp server, llama-cpp-python); `guided_json` as a top-level `guided_json` field (older vLLM); `json_object` JSON mode without a schema; `none` nothing, the prompt alone. `auto` tries them once per run in that order with a tiny request and keeps the best one the server accepts (logged). Free-text calls (deliberation turns) never carry one. Replies are validated either way; a server rejecting the field fails the call at once, naming this setting.'),
+    max_tokens_field: z
+      .enum(['max_tokens', 'max_completion_tokens'])
+      .default('max_tokens')
+      .describe('Request field that carries the reply budget (`max_tokens`): `max_completion_tokens` for OpenAI\'s reasoning models (o-series, gpt-5), which refuse `max_tokens`; most other servers take `max_tokens`.'),
     model_path: z.string().min(1).optional().describe('kind `local`: a .gguf file (`~` expanded), or a name from `reasoning-jury models list` (e.g. `smollm2-135m`). Required for kind `local`. A relative path is relative to the config file.'),
     threads: z.int().positive().optional().describe('kind `local`: inference threads; default 1 under CI, else up to 4 (leaving a core free).'),
     context_size: z.int().positive().optional().describe('kind `local`: context window in tokens; default the model\'s training context, capped at 16,384.'),

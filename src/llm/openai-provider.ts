@@ -92,7 +92,7 @@ export function createOpenAIProvider(name: string, endpoint: EndpointConfig, opt
     endpoint: name,
     setting: endpoint.response_format,
     log: opts.log ?? logger('llm'),
-    send: async (fields, model, signal) => (await send({ model, messages: [{ role: 'user', content: PROBE_PROMPT }], max_tokens: PROBE_MAX_TOKENS, ...fields }, undefined, signal)).content,
+    send: async (fields, model, signal) => (await send({ model, messages: [{ role: 'user', content: PROBE_PROMPT }], [endpoint.max_tokens_field]: PROBE_MAX_TOKENS, ...fields }, undefined, signal)).content,
   });
 
   return {
@@ -106,7 +106,7 @@ export function createOpenAIProvider(name: string, endpoint: EndpointConfig, opt
         messages: req.messages.map((m) => ({ role: m.role, content: m.content })),
         temperature: req.temperature,
         top_p: req.top_p,
-        max_tokens: req.max_tokens,
+        [endpoint.max_tokens_field]: req.max_tokens,
         seed: req.seed,
         reasoning_effort: req.reasoning_effort,
         ...format,

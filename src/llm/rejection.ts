@@ -17,7 +17,7 @@ import { ProviderError } from './types.js';
 /** Fields whose value the endpoint's `response_format` setting decides. */
 const FORMAT_FIELDS = new Set(['response_format', 'guided_json', 'guided_grammar', 'json_schema', 'grammar']);
 /** Fields a seat's own setting of the same name sends. */
-const SEAT_FIELDS = new Set(['max_tokens', 'temperature', 'top_p', 'seed', 'reasoning_effort']);
+const SEAT_FIELDS = new Set(['max_tokens', 'max_completion_tokens', 'temperature', 'top_p', 'seed', 'reasoning_effort']);
 /** Names a free-text error message may mention as the field it rejects (llama.cpp style). */
 const KNOWN_FIELDS = [...FORMAT_FIELDS, ...SEAT_FIELDS];
 
@@ -82,6 +82,8 @@ export function settingFor(endpoint: string, field: string, extraBody: Record<st
   const top = field.split(/[.[]/)[0]!;
   if (extraBody && Object.hasOwn(extraBody, top)) return `the seat's extra_body.${top}`;
   if (FORMAT_FIELDS.has(top)) return `endpoints.${endpoint}.response_format`;
+  // The budget is always sent (a default per kind of call): what can change is the field's name.
+  if (top === 'max_tokens' || top === 'max_completion_tokens') return `endpoints.${endpoint}.max_tokens_field`;
   if (SEAT_FIELDS.has(top)) return `the seat's ${top}`;
   return `the seat's extra_body (or drop the field "${top}")`;
 }

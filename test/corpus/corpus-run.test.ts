@@ -54,6 +54,28 @@ function userRows(n: number, varying: boolean): Record<string, unknown>[] {
 
 const ranges = (n: number) => Math.ceil(n / 1000);
 
+/** The committed parquet files of `table` (`shards list`), written one per line to a file for the python readers. */
+async function listed(dir: string, out: string, table: string): Promise<string> {
+  const r = await runCli(['shards', 'list', out, '--table', table, '--format', 'parquet']);
+  expect(r.code, r.stderr).toBe(0);
+  const file = join(dir, `${table}-${out.split('/').pop()!}.txt`);
+  writeFileSync(file, r.stdout);
+  return file;
+}
+
+/** pyarrow, DuckDB and polars read only the listed corpus files: rows per decision equal the decisions table. */
+async function expectListedCorpus(dir: string, out: string, n: number, recordType: 'struct' | 'string'): Promise<ListedReport> {
+  const stdout = execFileSync(python!, [join('test', 'py', 'read_corpus_listed.py'), await listed(dir, out, 'corpus'), await listed(dir, out, 'decisions')], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  const rep = JSON.parse(stdout) as ListedReport;
+  expect(Object.values(rep.decisions).reduce((a, b) => a + b, 0)).toBe(n);
+  expect(Object.keys(rep.decisions).length).toBeGreaterThan(1);
+  expect(rep.record_type).toBe(recordType);
+  for (const reader of ['pyarrow', 'duckdb', 'polars'] as const) {
+    expect(rep[reader], reader).toEqual({ per_decision: rep.decisions, distinct_ids: n, id_mismatch: 0 });
+  }
+  return rep;
+}
+
 describe.skipIf(!python)(`the curated corpus of a ${N}-record run`, () => {
   const dir = tempDir('corpus');
   const config = fastSimConfig(dir);
@@ -91,6 +113,7 @@ pq.write_table(pa.Table.from_pylist(rows), sys.argv[2], row_group_size=1500)`, j
     expect(rep.record_type).toBe('string');
     expect(rep.schemas_equal).toBe(true);
     expect(rep.summary_ok).toBe(true);
+    await expectListedCorpus(dir, out, N, 'string');
   }, LONG_TEST_MS);
 
   it('Parquet in: the record is a struct of the input columns with their own types', async () => {
@@ -101,6 +124,7 @@ pq.write_table(pa.Table.from_pylist(rows), sys.argv[2], row_group_size=1500)`, j
     expectCorpus(rep, 3 * ranges(N));
     expect(rep.record_type).toMatch(/^struct<id: string, problem: string, trace: string, source: string, decision: string, difficulty: int64, score: double, flag: bool, note: string, info: struct<lang: string, tags: list<\w+: string>, weight: double>, varies: string>$/);
     expect(rep.schemas_equal).toBe(true);
+    await expectListedCorpus(dir, out, N, 'struct');
   }, LONG_TEST_MS);
 
   it('--corpus jsonl with --format both: JSON lines under jsonl/, Arrow IPC under arrow/, Parquet alone in the table folders', async () => {
@@ -154,14 +178,6 @@ describe.skipIf(!python)('the corpus read through `shards list` by pyarrow, Duck
   const dir = tempDir('corpus-listed');
   const config = fastSimConfig(dir);
 
-  const listed = async (out: string, table: string): Promise<string> => {
-    const r = await runCli(['shards', 'list', out, '--table', table, '--format', 'parquet']);
-    expect(r.code, r.stderr).toBe(0);
-    const file = join(dir, `${table}-${out.split('/').pop()!}.txt`);
-    writeFileSync(file, r.stdout);
-    return file;
-  };
-
   for (const input of ['jsonl', 'parquet'] as const) {
     it(`${input} in: rows per decision equal the decisions table, in every reader`, async () => {
       const jsonl = writeJsonl(join(dir, 'in.jsonl'), userRows(N_SMALL, false));
@@ -173,15 +189,8 @@ describe.skipIf(!python)('the corpus read through `shards list` by pyarrow, Duck
       const out = join(dir, `out-${input}`);
       const r = await runCli(['run', '-c', config, '-i', path, '-o', out, '--range-records', '100', '--progress', 'none'], { progress: treeProbe(out) });
       expect(r.code, r.stderr).toBe(0);
-      const stdout = execFileSync(python!, [join('test', 'py', 'read_corpus_listed.py'), await listed(out, 'corpus'), await listed(out, 'decisions')], { encoding: 'utf8', maxBuffer: 64 << 20 });
-      const rep = JSON.parse(stdout) as ListedReport;
+      const rep = await expectListedCorpus(dir, out, N_SMALL, input === 'parquet' ? 'struct' : 'string');
       expect(rep.files).toBe(3 * 3); // 3 ranges of 100, one part per decision and range, empty ones too
-      expect(Object.values(rep.decisions).reduce((a, b) => a + b, 0)).toBe(N_SMALL);
-      expect(Object.keys(rep.decisions).length).toBeGreaterThan(1);
-      expect(rep.record_type).toBe(input === 'parquet' ? 'struct' : 'string');
-      for (const reader of ['pyarrow', 'duckdb', 'polars'] as const) {
-        expect(rep[reader], reader).toEqual({ per_decision: rep.decisions, distinct_ids: N_SMALL, id_mismatch: 0 });
-      }
     }, LONG_TEST_MS);
   }
 });

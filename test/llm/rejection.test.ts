@@ -39,7 +39,9 @@ describe('rejectedField: what servers say about a field they will not take', () 
   it('names the setting that sends the field', () => {
     expect(settingFor('local', 'response_format.type', undefined)).toBe('endpoints.local.response_format');
     expect(settingFor('local', 'guided_json', undefined)).toBe('endpoints.local.response_format');
-    expect(settingFor('local', 'max_tokens', undefined)).toBe("the seat's max_tokens");
+    // Every call carries a budget (a default per kind), so what can change is the field's name.
+    expect(settingFor('local', 'max_tokens', undefined)).toBe('endpoints.local.max_tokens_field');
+    expect(settingFor('local', 'temperature', undefined)).toBe("the seat's temperature");
     expect(settingFor('local', 'response_format', { response_format: { type: 'json_object' } })).toBe("the seat's extra_body.response_format");
     expect(settingFor('local', 'logprobs', { logprobs: true })).toBe("the seat's extra_body.logprobs");
   });
@@ -83,7 +85,7 @@ describe('a rejected field through the gateway', () => {
     expect(g.health.endpoints()[0]).toMatchObject({ state: 'up', outages: 0 });
   });
 
-  it('a seat field the model refuses names the seat setting', async () => {
+  it('a refused max_tokens names the endpoint setting that renames it', async () => {
     const g = await gateway(
       { status: 400, body: { error: { message: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", type: 'invalid_request_error', param: 'max_tokens', code: 'unsupported_parameter' } } },
       {},
@@ -91,8 +93,16 @@ describe('a rejected field through the gateway', () => {
     const err = (await call(g, { max_tokens: 100 }).catch((e: unknown) => e)) as Error;
     expect(err.message).toContain('failed after 1 attempt(s)');
     expect(err.message).toContain(`request field "max_tokens"`);
-    expect(err.message).toContain("change the seat's max_tokens");
+    expect(err.message).toContain('change endpoints.ep.max_tokens_field');
     expect(server!.requests).toHaveLength(1);
+  });
+
+  it('max_tokens_field: max_completion_tokens sends the budget under that name only', async () => {
+    const g = await gateway({ content: '{"negatives": []}' }, { max_tokens_field: 'max_completion_tokens' });
+    await call(g, { max_tokens: 100 });
+    const sent = server!.requests[0]!.body;
+    expect(sent.max_completion_tokens).toBe(100);
+    expect(sent).not.toHaveProperty('max_tokens');
   });
 
   it('a 5xx that names no field is still retried and still an outage', async () => {
