@@ -90,6 +90,26 @@ function summaryText(c: StageCounters, out: string, seconds: number, unpriced: r
   return [...rows.map(([k, v]) => `${String(k).padEnd(w)}  ${v}`), `shards: ${out}/{verdicts,defects,steps,decisions,verdict_details,dead_letters}/  commits: ${out}/_commits/`].join('\n');
 }
 
+/** `run`: judge in the worker thread, print the summary, then keep the metrics up for --metrics-linger. */
+async function runCommand(opts: RunOptions): Promise<void> {
+  const { job, maxHeapMb, metrics } = parseRunOptions(opts);
+  const t0 = Date.now();
+  const ops = metrics
+    ? await RunOps.start(metrics.host, metrics.port).catch((err: Error) => {
+        throw new UsageError(err.message);
+      })
+    : undefined;
+  try {
+    const done = await runInWorker(job, maxHeapMb, opts.progress as ProgressMode, ops);
+    process.stdout.write(`${summaryText(done.counters, opts.out.startsWith('s3://') ? opts.out.replace(/\/+$/, '') : resolve(opts.out), (Date.now() - t0) / 1000, done.unpriced)}\n`);
+    if (done.outage) throw new RunStoppedError(done.outage);
+    if (done.stopped) process.stdout.write('stopped early: run the same command again to continue\n');
+    await ops?.linger(metrics!.lingerS);
+  } finally {
+    await ops?.close();
+  }
+}
+
 export function registerRun(program: Command): void {
   program
     .command('run')
@@ -161,24 +181,7 @@ Examples:
   reasoning-jury run -c jury.yaml -i traces/ -o shards/ --concurrency 64
   reasoning-jury run -i kafka://traces --log-format json 2> >(jq -c 'select(.level != "info")')`,
     )
-    .action(async (opts: RunOptions) => {
-      const { job, maxHeapMb, metrics } = parseRunOptions(opts);
-      const t0 = Date.now();
-      const ops = metrics
-        ? await RunOps.start(metrics.host, metrics.port).catch((err: Error) => {
-            throw new UsageError(err.message);
-          })
-        : undefined;
-      try {
-        const done = await runInWorker(job, maxHeapMb, opts.progress as ProgressMode, ops);
-        process.stdout.write(`${summaryText(done.counters, opts.out.startsWith('s3://') ? opts.out.replace(/\/+$/, '') : resolve(opts.out), (Date.now() - t0) / 1000, done.unpriced)}\n`);
-        if (done.outage) throw new RunStoppedError(done.outage);
-        if (done.stopped) process.stdout.write('stopped early: run the same command again to continue\n');
-        await ops?.linger(metrics!.lingerS);
-      } finally {
-        await ops?.close();
-      }
-    });
+    .action(runCommand);
 }
 
 type ProgressMode = 'auto' | 'bar' | 'log' | 'none';
