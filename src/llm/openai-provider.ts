@@ -80,12 +80,13 @@ export function createOpenAIProvider(name: string, endpoint: EndpointConfig, opt
       );
       return toResponse(completion, redactor);
     } catch (err) {
-      if (err instanceof ProviderError) throw err;
-      if (signal.aborted) throw callerAbort(signal, redactor);
-      if (err instanceof APIConnectionTimeoutError) throw new ProviderError(`timeout: no complete response within ${endpoint.timeout_ms} ms`, true, undefined, undefined, 'timeout');
-      throw toProviderError(err, redactor, scope);
+      throw sendFailure(err, signal, redactor, scope, endpoint.timeout_ms);
     }
   }
+
+  /** GET {base_url}/models on the endpoint's own pool, with its headers and key. */
+  const getModels = (signal: AbortSignal) =>
+    request(`${endpoint.base_url!.replace(/\/+$/, '')}/models`, { method: 'GET', headers: { ...endpoint.headers, authorization: `Bearer ${apiKey}` }, dispatcher: agent, signal });
 
   // The probe sends no sampling knobs: some models refuse any temperature but their own.
   const dialects = createDialectResolver({
@@ -101,26 +102,14 @@ export function createOpenAIProvider(name: string, endpoint: EndpointConfig, opt
       if (signal.aborted) throw callerAbort(signal, redactor);
       // Only structured calls carry a schema; free-text turns stay prose.
       const format = req.json_schema ? dialectFields(await dialects.dialect(req.model, signal), req.json_schema) : {};
-      const body = {
-        model: req.model,
-        messages: req.messages.map((m) => ({ role: m.role, content: m.content })),
-        temperature: req.temperature,
-        top_p: req.top_p,
-        [endpoint.max_tokens_field]: req.max_tokens,
-        seed: req.seed,
-        reasoning_effort: req.reasoning_effort,
-        ...format,
-        // Provider-specific knobs go last so they can override anything above.
-        ...(req.extra_body ?? {}),
-      };
+      const body = chatBody(req, endpoint.max_tokens_field, format);
       return send(body, req.extra_body, signal);
     },
     async probe(signal: AbortSignal): Promise<void> {
       // Any status below 500 (a 404 from a server without /models included) means it serves.
-      const url = `${endpoint.base_url!.replace(/\/+$/, '')}/models`;
       let status: number;
       try {
-        const res = await request(url, { method: 'GET', headers: { ...endpoint.headers, authorization: `Bearer ${apiKey}` }, dispatcher: agent, signal });
+        const res = await getModels(signal);
         status = res.statusCode;
         await res.body.dump();
       } catch (err) {
@@ -131,8 +120,7 @@ export function createOpenAIProvider(name: string, endpoint: EndpointConfig, opt
     },
     async contextWindow(model: string, signal: AbortSignal) {
       // A server without /models (or one that says nothing of context) leaves calls unchecked.
-      const url = `${endpoint.base_url!.replace(/\/+$/, '')}/models`;
-      const res = await request(url, { method: 'GET', headers: { ...endpoint.headers, authorization: `Bearer ${apiKey}` }, dispatcher: agent, signal });
+      const res = await getModels(signal);
       if (res.statusCode >= 500) {
         await res.body.dump();
         throw new ProviderError(`GET /models: HTTP ${res.statusCode}`, true, res.statusCode);
@@ -148,6 +136,30 @@ export function createOpenAIProvider(name: string, endpoint: EndpointConfig, opt
       dialects.close();
       await agent.close();
     },
+  };
+}
+
+/** What a failed send throws: a redacted ProviderError (or the caller's own abort). */
+function sendFailure(err: unknown, signal: AbortSignal, redactor: Redactor, scope: RequestScope, timeoutMs: number): Error {
+  if (err instanceof ProviderError) return err;
+  if (signal.aborted) return callerAbort(signal, redactor);
+  if (err instanceof APIConnectionTimeoutError) return new ProviderError(`timeout: no complete response within ${timeoutMs} ms`, true, undefined, undefined, 'timeout');
+  return toProviderError(err, redactor, scope);
+}
+
+/** The chat completion body: sampling knobs, the dialect's format fields, then extra_body last. */
+function chatBody(req: ChatRequest, maxTokensField: string, format: Record<string, unknown>): Record<string, unknown> {
+  return {
+    model: req.model,
+    messages: req.messages.map((m) => ({ role: m.role, content: m.content })),
+    temperature: req.temperature,
+    top_p: req.top_p,
+    [maxTokensField]: req.max_tokens,
+    seed: req.seed,
+    reasoning_effort: req.reasoning_effort,
+    ...format,
+    // Provider-specific knobs go last so they can override anything above.
+    ...(req.extra_body ?? {}),
   };
 }
 
