@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, with the services it needs: `npm test` (and .ci/run) call this.
-#   build + type-check  ->  folder rules  ->  Python venv for interop checks  ->  Kafka + S3 on 127.0.0.1  ->  vitest
+#   build + type-check  ->  folder rules  ->  function size  ->  Python venv for interop checks  ->  Kafka + S3 on 127.0.0.1  ->  vitest
 # Extra arguments go to vitest (e.g. `npm test -- test/jury`).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -12,6 +12,9 @@ npx tsc -p tsconfig.test.json
 echo "== folder rules (dependency-cruiser; .dependency-cruiser.cjs, docs/architecture.md)"
 # Exits non-zero on any violation, which stops the suite here (set -e).
 npm run --silent lint:deps
+
+echo "== function size (biome: no function body over 80 lines in src/, connectors/, schemas/; biome.json)"
+npm run --silent lint:size
 
 echo "== python venv (pyarrow, duckdb) for shard interop tests"
 PYENV_PYTHON="$(bash scripts/pyenv.sh)"

@@ -178,3 +178,45 @@ describe('folder rules', () => {
     expect(errors).toBe(0);
   });
 });
+
+/** `npm run lint:size` in `cwd`: biome with the project's biome.json; exit code and JSON report. */
+function lintSize(cwd: string): { status: number | null; report: { diagnostics: { category: string; location: { path: string } }[] } } {
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const [bin, ...args] = (pkg.scripts['lint:size'] ?? '').split(/\s+/);
+  expect(bin).toBe('biome');
+  const biomeBin = join(root, 'node_modules', '@biomejs', 'biome', 'bin', 'biome');
+  const run = spawnSync(process.execPath, [biomeBin, ...args, '--reporter=json'], { cwd, encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+  return { status: run.status, report: JSON.parse(run.stdout) };
+}
+
+/** A function whose body has `lines` statements. */
+function functionOf(name: string, lines: number): string {
+  return [`export function ${name}(): number {`, '  let x = 0;', ...Array.from({ length: lines - 2 }, (_, i) => `  x += ${i};`), '  return x;', '}', ''].join('\n');
+}
+
+describe('function size rule', () => {
+  let fixture: string;
+  beforeAll(() => {
+    fixture = mkdtempSync(join(tmpdir(), 'rj-size-'));
+    copyFileSync(join(root, 'biome.json'), join(fixture, 'biome.json'));
+    mkdirSync(join(fixture, 'src', 'util'), { recursive: true });
+    mkdirSync(join(fixture, 'connectors'), { recursive: true });
+    writeFileSync(join(fixture, 'src', 'util', 'long.ts'), functionOf('long', 85));
+    writeFileSync(join(fixture, 'src', 'util', 'fits.ts'), functionOf('fits', 78));
+    writeFileSync(join(fixture, 'connectors', 'long.ts'), functionOf('alsoLong', 90));
+  });
+  afterAll(() => rmSync(fixture, { recursive: true, force: true }));
+
+  it('fails on a deliberately long function and names each file, not the one that fits', () => {
+    const { status, report } = lintSize(fixture);
+    expect(status).not.toBe(0);
+    const files = report.diagnostics.filter((d) => d.category === 'lint/complexity/noExcessiveLinesPerFunction').map((d) => d.location.path).sort();
+    expect(files).toEqual(['connectors/long.ts', 'src/util/long.ts']);
+  });
+
+  it('holds on the real tree', () => {
+    const { status, report } = lintSize(root);
+    expect(report.diagnostics.map((d) => d.location.path)).toEqual([]);
+    expect(status).toBe(0);
+  });
+});
