@@ -11,7 +11,6 @@
  *   it with one probe per endpoint (./dialect-probe.ts).
  * - A reply rejecting a request field becomes a RejectedFieldError (./rejection.ts): not retried.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { Agent, request } from 'undici';
 import { createDialectResolver, PROBE_MAX_TOKENS, PROBE_PROMPT } from './dialect-probe.js';
@@ -52,7 +51,7 @@ export interface OpenAIProviderOptions {
   log?: Logger;
 }
 
-/** Who sent the request whose error reply is being read (see errorBodies below). */
+/** Who sent the request whose error reply is being read (see SCOPE below). */
 export interface RequestScope {
   endpoint: string;
   extraBody: Record<string, unknown> | undefined;
@@ -75,9 +74,11 @@ export function createOpenAIProvider(name: string, endpoint: EndpointConfig, opt
     try {
       // The client's timeout bounds the whole attempt: pooledFetch resolves only once the
       // reply's body is read.
-      const completion = await errorBodies.run(scope, () =>
-        client.chat.completions.create(body as unknown as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming, { signal, timeout: endpoint.timeout_ms }),
-      );
+      const completion = await client.chat.completions.create(body as unknown as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming, {
+        signal,
+        timeout: endpoint.timeout_ms,
+        fetchOptions: { [SCOPE]: scope } as CallOptions['fetchOptions'],
+      });
       return toResponse(completion, redactor);
     } catch (err) {
       throw sendFailure(err, signal, redactor, scope, endpoint.timeout_ms);
@@ -216,15 +217,19 @@ function short(s: string): string {
 }
 
 /**
- * The error body of the request running in this async context, for toProviderError: the client
- * keeps only a JSON body's `error` member, and FastAPI-style servers put the detail elsewhere.
+ * The request's scope rides in its fetch options under this key (the client passes its
+ * `fetchOptions` through to `fetch` untouched), so keepErrorBodies can hand the error body to
+ * toProviderError: the client keeps only a JSON body's `error` member, and FastAPI-style servers
+ * put the detail elsewhere. An option, not an AsyncLocalStorage: async context tracking adds a
+ * hook to every promise of the process (whole-run benchmark, docs/benchmarks.md).
  */
-const errorBodies = new AsyncLocalStorage<RequestScope>();
+const SCOPE = Symbol('reasoning-jury request scope');
+type CallOptions = NonNullable<Parameters<OpenAI['chat']['completions']['create']>[1]>;
 
 function keepErrorBodies(fetch: typeof globalThis.fetch): typeof globalThis.fetch {
   return (async (input: Parameters<typeof globalThis.fetch>[0], init?: RequestInit) => {
+    const scope = (init as { [SCOPE]?: RequestScope } | undefined)?.[SCOPE];
     const res = await fetch(input, init);
-    const scope = errorBodies.getStore();
     if (res.status < 400 || !scope) return res;
     const text = await res.text();
     scope.errorBody = text;
