@@ -19,6 +19,8 @@ export interface Completion {
   finish_reason: FinishReason;
   tokens_in: number;
   tokens_out: number;
+  /** see ChatResponse.response_format */
+  response_format?: string;
 }
 
 /** Counters of one logical call, across its retries and its re-ask. */
@@ -107,6 +109,7 @@ export function toCompletion(r: ChatResponse): Completion {
     finish_reason: r.finish_reason ?? 'stop',
     tokens_in: r.tokens_in,
     tokens_out: r.tokens_out,
+    ...(r.response_format !== undefined ? { response_format: r.response_format } : {}),
   };
 }
 

@@ -102,9 +102,11 @@ export function createOpenAIProvider(name: string, endpoint: EndpointConfig, opt
     async complete(req: ChatRequest, signal: AbortSignal): Promise<ChatResponse> {
       if (signal.aborted) throw callerAbort(signal, redactor);
       // Only structured calls carry a schema; free-text turns stay prose.
-      const format = req.json_schema ? dialectFields(await dialects.dialect(req.model, signal), req.json_schema) : {};
-      const body = chatBody(req, endpoint.max_tokens_field, format);
-      return send(body, req.extra_body, signal);
+      const dialect = req.json_schema ? await dialects.dialect(req.model, signal) : undefined;
+      const body = chatBody(req, endpoint.max_tokens_field, dialect && req.json_schema ? dialectFields(dialect, req.json_schema) : {});
+      const res = await send(body, req.extra_body, signal);
+      // The audit line says what the probe chose, not just `auto`.
+      return dialect && endpoint.response_format === 'auto' ? { ...res, response_format: dialect } : res;
     },
     async probe(signal: AbortSignal): Promise<void> {
       // Any status below 500 (a 404 from a server without /models included) means it serves.

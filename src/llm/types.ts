@@ -36,6 +36,8 @@ export interface ChatResponse {
   finish_reason?: FinishReason;
   tokens_in: number;
   tokens_out: number;
+  /** the structured-output dialect the request went out with, when the provider chose it (`response_format: auto`) */
+  response_format?: string;
 }
 
 /**

@@ -3,6 +3,9 @@
  * its seats, a transport failure during the probe is an outage and not a verdict, configured
  * dialects never probe, free-text calls neither probe nor carry a format.
  */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EndpointConfig, ParticipantConfig } from '../../schemas/config.js';
 import { JudgementOutput } from '../../schemas/defect.js';
@@ -38,10 +41,10 @@ function openaiLike(first: Reply[] = []) {
   };
 }
 
-async function gateway(script: (r: RecordedRequest) => Reply, endpoint: Record<string, unknown>) {
+async function gateway(script: (r: RecordedRequest) => Reply, endpoint: Record<string, unknown>, auditLogPath: string | null = null) {
   server = await startScriptedServer(script);
   const config = EndpointConfig.parse({ base_url: server.url, timeout_ms: 5000, backoff_base_ms: 1, backoff_max_ms: 5, ...endpoint });
-  gw = createGateway({ endpoints: { ep: config }, prices: {}, cache: { enabled: false, dir: '/tmp/unused' }, auditLogPath: null });
+  gw = createGateway({ endpoints: { ep: config }, prices: {}, cache: { enabled: false, dir: '/tmp/unused' }, auditLogPath });
   return gw;
 }
 
@@ -74,6 +77,18 @@ describe('response_format auto', () => {
       [false, 'json_schema'],
     ]);
     expect(chosenLines()).toHaveLength(1);
+  });
+
+  it("the audit line of a structured call names the dialect the probe chose, not `auto`", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'rj-probe-audit-'));
+    const auditPath = join(dir, 'audit.jsonl');
+    const g = await gateway(openaiLike([{ status: 400, body: { error: { message: 'bad', param: 'response_format.type', code: 'invalid_value' } } }]), { response_format: 'auto' }, auditPath);
+    await structured(g, seat('a', 'm'), 0);
+    await g.close();
+    gw = undefined;
+    const lines = (await readFile(auditPath, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { sampling: { response_format: string } });
+    expect(lines.map((l) => l.sampling.response_format)).toEqual(['json_object_schema']);
+    await rm(dir, { recursive: true, force: true });
   });
 
   it('a probe that times out is no verdict either', async () => {

@@ -135,8 +135,11 @@ describe('gateway: retries', () => {
   it('stops when the caller aborts, without further attempts', async () => {
     const h = await harness(() => ({ hang: true }), { endpoint: { timeout_ms: 10_000 } });
     const ctl = new AbortController();
-    setTimeout(() => ctl.abort(new Error('phase 1 ceiling')), 100);
-    const err = await callError(judge(h, {}, ctl.signal));
+    const pending = callError(judge(h, {}, ctl.signal));
+    // Abort once the request is at the server (on a busy machine it may take a while to get there).
+    while (h.server.requests.length < 1) await new Promise((r) => setTimeout(r, 10));
+    ctl.abort(new Error('phase 1 ceiling'));
+    const err = await pending;
     expect(err.message).toContain('phase 1 ceiling');
     expect(h.server.requests).toHaveLength(1);
   });

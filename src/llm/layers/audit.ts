@@ -30,7 +30,7 @@ function replyFields(c: Pick<Completion, 'content' | 'reasoning' | 'tokens_in' |
 }
 
 /** What an attempt was sent with: the sampling fields of the request and how JSON was asked for. */
-export function samplingOf(req: ChatRequest, endpoint: Pick<EndpointConfig, 'response_format'>): AuditSampling {
+export function samplingOf(req: ChatRequest, endpoint: Pick<EndpointConfig, 'response_format'>, chosen?: string): AuditSampling {
   return {
     ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
     ...(req.top_p !== undefined ? { top_p: req.top_p } : {}),
@@ -38,7 +38,8 @@ export function samplingOf(req: ChatRequest, endpoint: Pick<EndpointConfig, 'res
     ...(req.seed !== undefined ? { seed: req.seed } : {}),
     ...(req.reasoning_effort !== undefined ? { reasoning_effort: req.reasoning_effort } : {}),
     // Free-text calls carry no schema and are never constrained, whatever the endpoint says.
-    response_format: req.json_schema ? endpoint.response_format : 'none',
+    // `auto` is replaced by the dialect the probe chose once a reply says which.
+    response_format: req.json_schema ? (chosen ?? endpoint.response_format) : 'none',
   };
 }
 
@@ -57,7 +58,7 @@ export function auditAttempts(log: AuditLog, now: () => number, endpoint: Pick<E
       const t = now();
       return { latency_ms: started === null ? 0 : Math.max(0, Math.round(t - started)), queue_ms: Math.max(0, Math.round((started ?? t) - entered)) };
     };
-    const line = (fields: Partial<AuditEntry>) =>
+    const line = (fields: Partial<AuditEntry>, chosen?: string) =>
       log.write({
         ts: new Date().toISOString(),
         ...baseFields(call.ctx, call.seat, call.kind),
@@ -72,7 +73,7 @@ export function auditAttempts(log: AuditLog, now: () => number, endpoint: Pick<E
         outcome: 'error',
         error: null,
         ...fields,
-        sampling: samplingOf(req, endpoint),
+        sampling: samplingOf(req, endpoint, chosen),
       });
     const onStart = () => {
       started = now(); // attempt latency excludes time spent queued behind the limiter
@@ -81,7 +82,7 @@ export function auditAttempts(log: AuditLog, now: () => number, endpoint: Pick<E
     try {
       const c = await next(req, { ...a, onStart });
       const check = a.check ? a.check(c) : FINE;
-      await line({ ...replyFields(c), outcome: check.outcome, error: check.error, finish_reason: c.finish_reason });
+      await line({ ...replyFields(c), outcome: check.outcome, error: check.error, finish_reason: c.finish_reason }, c.response_format);
       return c;
     } catch (err) {
       const pe = err as ProviderError; // the redaction layer below turns every failure into one
