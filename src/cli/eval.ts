@@ -93,13 +93,16 @@ function writeOutputs(out: string, report: Awaited<ReturnType<typeof evaluate>>[
 const EVAL_HELP = `
 Gold labels are joined to verdicts by record id: the adapters give every record a stable id
 ("processbench/gsm8k/gsm8k-0"), which --export writes into the JSONL a pipeline run reads, so
-shards written by \`reasoning-jury run\` on that JSONL can be scored with --verdicts.
+shards written by \`reasoning-jury run\` on that JSONL can be scored with --verdicts. With
+--verdicts, give the run's -n/--seed to select its sample, so records it never judged count as
+missing (scored wrong unless --missing exclude); without -n the selection is what the verdicts name.
 
 Examples:
   reasoning-jury eval -b processbench -n 200                       # simulated jury, 200 records
   reasoning-jury eval -b processbench -c jury.yaml -n all --knockout
   reasoning-jury eval -b processbench -n 500 --export pb.jsonl && reasoning-jury run -c jury.yaml -i pb.jsonl -o out/
-  reasoning-jury eval -b processbench --verdicts out/                 # score the shards`;
+  reasoning-jury eval -b processbench --verdicts out/                 # score the shards
+  reasoning-jury eval -b processbench -n 500 --verdicts out/          # the same, missing records of the sample counted`;
 
 export function registerEval(program: Command): void {
   program
