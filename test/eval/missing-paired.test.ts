@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { Impact } from '../../schemas/defect.js';
 import { pairedLadder } from '../../src/eval/paired-ladder.js';
 import { firstVerdicts, predictionFromDefects } from '../../src/eval/predictions.js';
-import { renderMarkdown } from '../../src/eval/report.js';
+import { pairedTable, renderMarkdown } from '../../src/eval/report.js';
 import { evaluate } from '../../src/eval/harness.js';
 import { DEFAULT_SCORE_OPTIONS, matchRecords, scoreSystems } from '../../src/eval/score.js';
 import type { StepPrediction } from '../../src/eval/types.js';
@@ -108,5 +108,9 @@ describe('paired bootstrap of the Balanced F1 difference between ladder systems'
     const row = pairedLadder(golds, [strong, weak], OPTS)[0]!;
     expect(row.diff).toBeCloseTo(s!.step.balanced_f1.value! - w!.step.balanced_f1.value!, 12);
     expect(row.lo! > 0 && row.lo! <= row.diff! && row.diff! <= row.hi!).toBe(true);
+    // The report's table: the pair, the signed difference in points, and the verdict on 0.
+    const md = pairedTable([row, pairedLadder(golds, [strong, { ...strong, name: 'copy' }], OPTS)[0]!]);
+    expect(md).toMatch(new RegExp(`strong \\| weak +\\| \\+${(100 * row.diff!).toFixed(1)} .*\\| yes`));
+    expect(md).toMatch(/strong \| copy +\| 0\.0 \[0\.0, 0\.0\] +\| no/);
   });
 });
