@@ -11,7 +11,7 @@ import { evaluate, type EvaluateInput, phase2Seat } from '../eval/harness.js';
 import { renderMarkdown } from '../eval/report.js';
 import { evalConfig, judgeRecords, prepareInputs, sampleRecords } from '../eval/run.js';
 import { DEFAULT_SCORE_OPTIONS, type ScoreOptions } from '../eval/score.js';
-import { BENCHMARKS, type BenchmarkName, FAILED_POLICIES, type FailedPolicy, type LoadedBenchmark } from '../eval/types.js';
+import { BENCHMARKS, type BenchmarkName, FAILED_POLICIES, type FailedPolicy, type LoadedBenchmark, MISSING_POLICIES, type MissingPolicy } from '../eval/types.js';
 import { readVerdictSource } from '../eval/verdicts-io.js';
 import { UsageError } from './io.js';
 import { JURY_OPTION_HELP, loadJuryConfig, openJury, type JuryOptions } from './jury-setup.js';
@@ -30,6 +30,7 @@ interface EvalOptions extends JuryOptions {
   threshold: string;
   propagate: boolean;
   failed: string;
+  missing: string;
   resamples: string;
   ciSeed: string;
   knockout?: boolean;
@@ -56,6 +57,7 @@ function scoreOptions(o: EvalOptions): ScoreOptions {
     threshold: choice<Impact>(o.threshold, IMPACTS, '--threshold'),
     propagate: o.propagate,
     failed: choice<FailedPolicy>(o.failed, FAILED_POLICIES, '--failed'),
+    missing: choice<MissingPolicy>(o.missing, MISSING_POLICIES, '--missing'),
     resamples: wholeNumber(o.resamples, '--resamples', 1),
     seed: wholeNumber(o.ciSeed, '--ci-seed'),
   };
@@ -91,13 +93,16 @@ function writeOutputs(out: string, report: Awaited<ReturnType<typeof evaluate>>[
 const EVAL_HELP = `
 Gold labels are joined to verdicts by record id: the adapters give every record a stable id
 ("processbench/gsm8k/gsm8k-0"), which --export writes into the JSONL a pipeline run reads, so
-shards written by \`reasoning-jury run\` on that JSONL can be scored with --verdicts.
+shards written by \`reasoning-jury run\` on that JSONL can be scored with --verdicts. With
+--verdicts, give the run's -n/--seed to select its sample, so records it never judged count as
+missing (scored wrong unless --missing exclude); without -n the selection is what the verdicts name.
 
 Examples:
   reasoning-jury eval -b processbench -n 200                       # simulated jury, 200 records
   reasoning-jury eval -b processbench -c jury.yaml -n all --knockout
   reasoning-jury eval -b processbench -n 500 --export pb.jsonl && reasoning-jury run -c jury.yaml -i pb.jsonl -o out/
-  reasoning-jury eval -b processbench --verdicts out/                 # score the shards`;
+  reasoning-jury eval -b processbench --verdicts out/                 # score the shards
+  reasoning-jury eval -b processbench -n 500 --verdicts out/          # the same, missing records of the sample counted`;
 
 export function registerEval(program: Command): void {
   program
@@ -113,7 +118,8 @@ export function registerEval(program: Command): void {
     .option('-c, --config <file>', JURY_OPTION_HELP.config)
     .option('--threshold <impact>', 'lowest severity that flags a step', 'minor')
     .option('--propagate', 'count every step after the first gold error as erroneous', false)
-    .option('--failed <policy>', 'records without a verdict in step metrics: wrong | flag_all | exclude', 'wrong')
+    .option('--failed <policy>', 'records whose verdict failed (no usable answer) in step metrics: wrong | flag_all | exclude', 'wrong')
+    .option('--missing <policy>', 'selected records with no verdict at all (interrupted run, unreadable line, other step count): wrong | exclude', 'wrong')
     .option('--resamples <n>', 'bootstrap resamples (record level)', '10000')
     .option('--ci-seed <n>', 'bootstrap seed', '0')
     .option('--knockout', 'drop jurors one at a time (fewest unique gold catches first) and re-run Phase 2 only')
@@ -149,7 +155,10 @@ function skippedNotes(loaded: LoadedBenchmark): string[] {
   return loaded.skipped.length ? [`${loaded.skipped.length} benchmark items skipped by the adapter, e.g. ${loaded.skipped[0]!.source}: ${loaded.skipped[0]!.reason}`] : [];
 }
 
-async function runEval(opts: EvalOptions): Promise<void> {
+async function runEval(this: Command, opts: EvalOptions): Promise<void> {
+  // With --verdicts, -n/--seed given on the command line name the run's selection (so records
+  // it never judged count as missing); without them the selection is what the verdicts name.
+  const sampled = this.getOptionValueSource('sample') === 'cli';
   const benchmark = choice<BenchmarkName>(opts.benchmark, BENCHMARKS, '--benchmark');
   const score = scoreOptions(opts);
   const path = dataPath(benchmark, opts.data);
@@ -159,8 +168,8 @@ async function runEval(opts: EvalOptions): Promise<void> {
   const out = resolve(opts.out);
   const base: EvalBase = { loaded, dataPath: path, score, notes, concurrency, ...(opts.costBaseline ? { costBaseline: opts.costBaseline } : {}) };
 
-  if (opts.verdicts) return scoreStoredVerdicts(opts, opts.verdicts, base, out);
   const n = opts.sample === 'all' ? null : wholeNumber(opts.sample, '--sample', 1);
+  if (opts.verdicts) return scoreStoredVerdicts(opts, opts.verdicts, base, out, sampled ? sampleRecords(loaded.records, n, opts.seed) : null);
   const selected = sampleRecords(loaded.records, n, opts.seed);
   if (opts.export) {
     writeFileSync(resolve(opts.export), selected.map((r) => JSON.stringify(r)).join('\n') + '\n');
@@ -171,11 +180,14 @@ async function runEval(opts: EvalOptions): Promise<void> {
 }
 
 /** --verdicts: score shards or verdict JSONL; with -c, the knockout and sweep re-run Phase 2 live. */
-async function scoreStoredVerdicts(opts: EvalOptions, verdictsPath: string, base: EvalBase, out: string): Promise<void> {
+async function scoreStoredVerdicts(opts: EvalOptions, verdictsPath: string, base: EvalBase, out: string, sample: TraceRecord[] | null): Promise<void> {
   const { loaded, notes } = base;
   const src = await readVerdictSource(resolve(verdictsPath));
+  const named = new Set(src.kind === 'shards' ? src.predictions.keys() : [...src.verdicts.map((v) => v.record_id), ...src.invalid.flatMap((i) => (i.record_id ? [i.record_id] : []))]);
+  const selected = sample ?? loaded.records.filter((r) => named.has(r.id));
+  if (!sample) notes.push('Selection: the records the verdicts name (give the run\'s -n/--seed to also count records it never judged).');
   if (src.kind === 'shards') {
-    const { report } = await evaluate({ ...base, selected: loaded.records, predictions: src.predictions });
+    const { report } = await evaluate({ ...base, selected, predictions: src.predictions });
     process.stdout.write(`${writeOutputs(out, report, null)}\nwritten: ${join(out, 'eval.json')}, ${join(out, 'eval.md')}\n`);
     return;
   }
@@ -189,8 +201,9 @@ async function scoreStoredVerdicts(opts: EvalOptions, verdictsPath: string, base
     const judged = new Set(src.verdicts.map((v) => v.record_id));
     const input: EvaluateInput = {
       ...base,
-      selected: loaded.records,
+      selected,
       verdicts: src.verdicts,
+      unreadable: src.invalid.flatMap((i) => (i.record_id ? [i.record_id] : [])),
       knockout: opts.knockout === true,
       ...(runtime && config
         ? { runtime, inputs: prepareInputs(config, loaded.records.filter((r) => judged.has(r.id))), moderators: moderatorSeats(opts.moderators, phase2Seat(config)), prices: config.prices }

@@ -11,6 +11,8 @@ import { jurorIds, ladderSystems, type System } from './ladder.js';
 import type { StepMetric } from './metrics/step.js';
 import type { AnalyticRow, EvalReport, KnockoutSummary } from './report.js';
 import { consolidationRunner, deliberationRunner } from './run.js';
+import { pairedLadder } from './paired-ladder.js';
+import { firstVerdicts } from './predictions.js';
 import { matchRecords, type ScoreOptions, scoreSystems } from './score.js';
 import type { LoadedBenchmark, StepPrediction } from './types.js';
 
@@ -27,6 +29,8 @@ export interface EvaluateInput {
   runtime?: JuryRuntime;
   inputs?: ReadonlyMap<string, JudgeInput>;
   unprepared?: number;
+  /** records whose verdict line could not be read (they count as missing, reason `unreadable`) */
+  unreadable?: readonly string[];
   knockout?: boolean;
   /** consolidator seats to sweep, Phase 1 held fixed */
   moderators?: readonly ParticipantConfig[];
@@ -127,8 +131,10 @@ function analyticRows(e: EvaluateInput, scores: EvalReport['systems'], steps: Ev
   return analytic;
 }
 
-function recordCounts(e: EvaluateInput, judged: number, matched: ReturnType<typeof matchRecords>): EvalReport['records'] {
+function recordCounts(e: EvaluateInput, judged: number, matched: ReturnType<typeof matchRecords>, duplicates: number): EvalReport['records'] {
   return {
+    missing_by_reason: matched.missing_by_reason,
+    duplicates,
     loaded: e.loaded.records.length,
     skipped_by_adapter: e.loaded.skipped.length,
     selected: e.selected.length,
@@ -141,6 +147,15 @@ function recordCounts(e: EvaluateInput, judged: number, matched: ReturnType<type
   };
 }
 
+/** The report's line on selected records without a verdict: how many, why, and what was done. */
+export function missingNote(by: Record<string, number>, policy: ScoreOptions['missing']): string {
+  const why = Object.entries(by)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${n} ${k === 'no_verdict' ? 'never judged' : k === 'unreadable' ? 'with an unreadable verdict line' : 'with a different step count'}`)
+    .join(', ');
+  return `${Object.values(by).reduce((a, b) => a + b, 0)} selected records have no usable verdict (${why}): ${policy === 'wrong' ? 'scored as wrong answers (--missing exclude leaves them out)' : 'left out (--missing exclude)'}.`;
+}
+
 /**
  * Score one run (or stored verdicts) against the benchmark's gold: the ladder of solo jurors,
  * union, majority and the jury's Phase 2, optionally the knockout and a moderator sweep (both
@@ -150,19 +165,24 @@ export async function evaluate(e: EvaluateInput): Promise<{ report: EvalReport; 
   const notes = [...(e.notes ?? [])];
   const golds = e.selected.map((r) => goldOf(r, e.loaded.scope));
   const goldById = new Map(golds.map((g) => [g.record_id, g]));
-  const { systems, withPhase1 } = baseSystems(e);
+  const once = firstVerdicts(e.verdicts ?? []);
+  if (once.duplicates) notes.push(`${once.duplicates} repeated verdicts for a record (first: ${once.first_duplicate}); the first one read is scored.`);
+  const { systems, withPhase1 } = baseSystems(e.verdicts ? { ...e, verdicts: once.verdicts } : e);
   if (!withPhase1) notes.push('No Phase 1 judgements in the input (shards keep only the final verdict): the ladder, knockout and sweep need verdict JSONL.');
   const primary = systems.find((s) => s.kind === 'final')!;
-  const matched = matchRecords(golds, primary.predictions);
+  const matched = matchRecords(golds, primary.predictions, e.score.missing, new Set(e.unreadable ?? []));
   const ids = new Set(matched.golds.map((g) => g.record_id));
-  const verdicts = (e.verdicts ?? []).filter((v) => ids.has(v.record_id));
+  const verdicts = once.verdicts.filter((v) => ids.has(v.record_id) && !matched.reasons.has(v.record_id));
   if (matched.mismatched.length) notes.push(`${matched.mismatched.length} records have a different step count than the benchmark (first: ${matched.mismatched[0]!.record_id}, ${matched.mismatched[0]!.gold_steps} vs ${matched.mismatched[0]!.predicted_steps}); was the run segmented differently?`);
+  if (matched.missing) notes.push(missingNote(matched.missing_by_reason, e.score.missing));
 
   const { rounds, extra } = e.knockout && withPhase1 ? await knockoutRounds(e, verdicts, goldById, systems, notes) : { rounds: [], extra: [] };
   extra.push(...(await moderatorSweep(e, verdicts, withPhase1, notes)));
 
   const everything = [...systems, ...extra];
-  const scores = scoreSystems(e.loaded.benchmark, matched.golds, everything, e.score);
+  const scores = scoreSystems(e.loaded.benchmark, matched.golds, everything, e.score, matched.reasons);
+  const stray = scores.filter((s) => s.records.stray_defects > 0);
+  if (stray.length) notes.push(`Defects citing only steps that do not exist flag nothing: ${stray.map((s) => `${s.system} ${s.records.stray_defects}`).join(', ')}.`);
   const steps = countSteps(matched.golds, e.score.propagate);
   const { cost, baseline } = costOf(e, everything, matched.golds.map((g) => g.record_id));
   const analytic = analyticRows(e, scores, steps);
@@ -171,11 +191,12 @@ export async function evaluate(e: EvaluateInput): Promise<{ report: EvalReport; 
     data: e.dataPath,
     created_at: new Date().toISOString(),
     options: e.score,
-    records: recordCounts(e, primary.predictions.size, matched),
+    records: recordCounts(e, primary.predictions.size, matched, once.duplicates),
     skipped: e.loaded.skipped,
     steps,
     systems: scores,
     knockout: rounds,
+    paired: pairedLadder(matched.golds, systems, e.score, matched.reasons),
     cost,
     cost_baseline: baseline,
     ledger: e.runtime ? e.runtime.gateway.ledger.summary() : null,

@@ -15,8 +15,37 @@ export function impactsOf(defects: readonly Defect[], nSteps: number): Map<numbe
   return out;
 }
 
+/**
+ * Non-neutral defects none of whose cited steps exist (1..nSteps). They flag no step, so a
+ * verdict made only of them would read as "no error"; the report counts them instead.
+ */
+export function strayDefects(defects: readonly Defect[], nSteps: number): number {
+  return defects.filter((d) => d.impact !== 'neutral' && !d.statement_refs.some((s) => s >= 1 && s <= nSteps)).length;
+}
+
 export function predictionFromDefects(recordId: string, nSteps: number, defects: readonly Defect[], failed: boolean): StepPrediction {
-  return { record_id: recordId, n_steps: nSteps, failed, impacts: failed ? new Map() : impactsOf(defects, nSteps) };
+  if (failed) return { record_id: recordId, n_steps: nSteps, failed, impacts: new Map() };
+  const stray = strayDefects(defects, nSteps);
+  return { record_id: recordId, n_steps: nSteps, failed, impacts: impactsOf(defects, nSteps), ...(stray ? { stray_defects: stray } : {}) };
+}
+
+/**
+ * One verdict per record: the first one read wins (as the official PRMBench evaluator keeps the
+ * first result per idx, mr_eval/tasks/prmtest_classified/task.py lines 77-83); later ones are counted.
+ */
+export function firstVerdicts<T extends { record_id: string }>(verdicts: readonly T[]): { verdicts: T[]; duplicates: number; first_duplicate: string | null } {
+  const seen = new Set<string>();
+  const out: T[] = [];
+  let first: string | null = null;
+  for (const v of verdicts) {
+    if (seen.has(v.record_id)) {
+      first ??= v.record_id;
+      continue;
+    }
+    seen.add(v.record_id);
+    out.push(v);
+  }
+  return { verdicts: out, duplicates: verdicts.length - out.length, first_duplicate: first };
 }
 
 /** The final verdict as a prediction; a verdict with `error` set has no usable answer. */
@@ -53,8 +82,8 @@ export function predictionsFromShardRows(verdicts: ReadonlyArray<Record<string, 
     m.set(Number(r.step_index), parsed.data);
   }
   const out = new Map<string, StepPrediction>();
-  for (const v of verdicts) {
-    const id = String(v.record_id);
+  for (const v of firstVerdicts(verdicts.map((r) => ({ ...r, record_id: String(r.record_id) }) as Record<string, unknown> & { record_id: string })).verdicts) {
+    const id = v.record_id;
     const failed = v.error !== null && v.error !== undefined;
     out.set(id, { record_id: id, n_steps: Number(v.n_steps), failed, impacts: failed ? new Map() : (impacts.get(id) ?? new Map()) });
   }

@@ -2,7 +2,8 @@ import { markdownTable } from 'markdown-table';
 import type { LedgerSummary } from '../llm/ledger.js';
 import type { CostRow } from './cost.js';
 import type { Estimate, ScoreOptions, SystemScore } from './score.js';
-import type { BenchmarkName } from './types.js';
+import type { PairedRow } from './paired-ladder.js';
+import type { BenchmarkName, MissingReason } from './types.js';
 
 export interface KnockoutSummary {
   size: number;
@@ -26,13 +27,29 @@ export interface EvalReport {
   data: string;
   created_at: string;
   options: ScoreOptions;
-  records: { loaded: number; skipped_by_adapter: number; selected: number; judged: number; scored: number; missing: number; unmatched: number; mismatched: number; unprepared: number };
+  records: {
+    loaded: number;
+    skipped_by_adapter: number;
+    selected: number;
+    judged: number;
+    scored: number;
+    /** selected records without a usable verdict (scored as wrong unless --missing exclude), by reason */
+    missing: number;
+    missing_by_reason: Record<MissingReason, number>;
+    unmatched: number;
+    mismatched: number;
+    unprepared: number;
+    /** verdicts read for a record that already had one (the first is scored) */
+    duplicates: number;
+  };
   /** benchmark items the adapter could not use, and why */
   skipped: Array<{ source: string; reason: string }>;
   /** scored steps by gold label: erroneous, correct, unlabelled (left out) */
   steps: { erroneous: number; correct: number; unlabelled: number };
   systems: SystemScore[];
   knockout: KnockoutSummary[];
+  /** paired bootstrap of the Balanced F1 difference between every two ladder systems */
+  paired: PairedRow[];
   cost: CostRow[];
   cost_baseline: string | null;
   ledger: LedgerSummary | null;
@@ -60,9 +77,23 @@ export function protocolTable(systems: readonly SystemScore[]): string {
   if (!first) return '';
   const head = first.protocol.headline;
   // Per-split accuracies and the unfiltered precision/recall stay in eval.json; the table keeps F1s.
-  const hidden = /^(acc_err:|acc_cor:|unfiltered_(macro|micro)_(precision|recall))/;
+  // PRMBench's evaluator F1s (with their -1 sentinels) and per-domain precision/recall too.
+  const hidden = /^(acc_err:|acc_cor:|unfiltered_(macro|micro)_(precision|recall)|prm_score_raw$|f1_(pos|neg):|(macro|micro)_(precision|recall):)/;
   const others = Object.keys(first.protocol.metrics).filter((k) => k !== head && !hidden.test(k));
-  return table([['system', `${head} [95% CI]`, ...others], ...systems.map((s) => [s.system, withCi(s.protocol.metrics[head]), ...others.map((k) => pct(s.protocol.metrics[k]?.value ?? null))])]);
+  // PRMBench's tables print a PRMScore at or below zero as "-".
+  const cell = (k: string, e: Estimate | undefined) => (/^prm_(score|avg)/.test(k) && e?.value !== null && e?.value !== undefined && e.value <= 0 ? '–' : pct(e?.value ?? null));
+  return table([['system', `${head} [95% CI]`, ...others], ...systems.map((s) => [s.system, withCi(s.protocol.metrics[head]), ...others.map((k) => cell(k, s.protocol.metrics[k]))])]);
+}
+
+const signed = (x: number | null): string => (x === null ? '–' : `${x > 0 ? '+' : ''}${(100 * x).toFixed(1)}`);
+
+/** Balanced F1 of A minus B with its paired interval; "yes" when the interval leaves out 0. */
+export function pairedTable(rows: readonly PairedRow[]): string {
+  if (rows.length === 0) return '';
+  return table([
+    ['A', 'B', 'Bal-F1 A − B [95% CI]', 'interval excludes 0'],
+    ...rows.map((r) => [r.a, r.b, `${signed(r.diff)} [${signed(r.lo)}, ${signed(r.hi)}]`, r.lo === null || r.hi === null ? '–' : r.lo > 0 || r.hi < 0 ? 'yes' : 'no']),
+  ]);
 }
 
 export function knockoutTable(rounds: readonly KnockoutSummary[], scores: ReadonlyMap<string, SystemScore>): string {
@@ -101,12 +132,13 @@ export function renderMarkdown(r: EvalReport): string {
     `# Evaluation: ${r.benchmark}`,
     '',
     `Data: \`${r.data}\` — ${int(r.records.loaded)} records loaded (${r.records.skipped_by_adapter} skipped by the adapter), ${int(r.records.selected)} selected, ${int(r.records.scored)} scored` +
-      (r.records.missing ? `, ${r.records.missing} without a verdict` : '') +
-      (r.records.mismatched ? `, ${r.records.mismatched} with a different step count (left out)` : '') +
+      (r.records.missing ? `, ${r.records.missing} without a usable verdict (${o.missing === 'wrong' ? 'scored as wrong' : 'left out'})` : '') +
+      (r.records.duplicates ? `, ${r.records.duplicates} repeated verdicts ignored (first kept)` : '') +
+      (r.records.mismatched ? `, ${r.records.mismatched} of them with a different step count` : '') +
       (r.records.unmatched ? `, ${r.records.unmatched} verdicts not in the benchmark` : '') +
       '.',
     `Steps scored: ${int(r.steps.erroneous)} erroneous, ${int(r.steps.correct)} correct (${int(r.steps.unlabelled)} unlabelled steps left out).`,
-    `Severity threshold: ${o.threshold}+; propagation: ${o.propagate ? 'on' : 'off'}; records without a verdict: ${o.failed}; ` +
+    `Severity threshold: ${o.threshold}+; propagation: ${o.propagate ? 'on' : 'off'}; failed verdicts: ${o.failed}; records without a verdict: ${o.missing}; ` +
       `${Math.round(o.level * 100)} % bootstrap intervals from ${int(o.resamples)} record-level resamples (seed ${o.seed}). Numbers are percentages.`,
     '',
     '## Step level (pooled over all steps)',
@@ -117,6 +149,7 @@ export function renderMarkdown(r: EvalReport): string {
     '',
     protocolTable(ladder),
   ];
+  if (r.paired.length) lines.push('', '## Paired differences (row-level paired bootstrap, same resamples)', '', pairedTable(r.paired));
   if (r.knockout.length) lines.push('', '## Knockout (Phase 1 fixed, Phase 2 re-run)', '', knockoutTable(r.knockout, scores));
   if (r.analytic.length) lines.push('', '## Observed vs. predicted from the simulator profile', '', analyticTable(r.analytic, scores));
   if (r.cost.length) lines.push('', `## Cost${r.cost_baseline ? ` (ratios to ${r.cost_baseline})` : ''}`, '', costMarkdown(r.cost, r.cost_baseline));

@@ -47,7 +47,26 @@ export interface StepPrediction {
   failed: boolean;
   /** step (1-based) -> highest severity of any defect citing it */
   impacts: ReadonlyMap<number, Impact>;
+  /** set when the record was selected but has no verdict at all (see MissingPolicy) */
+  missing?: MissingReason;
+  /** non-neutral defects whose every cited step is outside 1..n_steps (they flag nothing) */
+  stray_defects?: number;
 }
+
+/**
+ * Why a selected record has no verdict to score: never judged (an interrupted run, a record the
+ * stage dead-lettered), its verdict line could not be read, or the verdict has another step count.
+ */
+export type MissingReason = 'no_verdict' | 'unreadable' | 'step_count';
+export const MISSING_REASONS = ['no_verdict', 'unreadable', 'step_count'] as const;
+
+/**
+ * How a selected record without a verdict is scored: `wrong` (the default, as ProcessBench's
+ * scorer counts an unparseable answer) gives it the answer each protocol counts as wrong;
+ * `exclude` leaves it out. Either way the report counts them by reason.
+ */
+export type MissingPolicy = 'wrong' | 'exclude';
+export const MISSING_POLICIES = ['wrong', 'exclude'] as const;
 
 /**
  * How a record with no verdict enters the pooled step metrics: `wrong` counts every labelled

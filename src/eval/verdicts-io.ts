@@ -8,21 +8,47 @@ import { predictionsFromShardRows } from './predictions.js';
 import type { StepPrediction } from './types.js';
 
 export type VerdictSource =
-  | { kind: 'jsonl'; verdicts: Verdict[]; invalid: Array<{ where: string; reason: string }> }
+  | { kind: 'jsonl'; verdicts: Verdict[]; invalid: InvalidLine[] }
   | { kind: 'shards'; predictions: Map<string, StepPrediction>; rows: number };
 
-async function readJsonl(path: string, out: Verdict[], invalid: Array<{ where: string; reason: string }>): Promise<void> {
+/** A line that is no verdict; `record_id` when it can still be told which record it was for. */
+export interface InvalidLine {
+  where: string;
+  reason: string;
+  record_id?: string;
+}
+
+/** The record id of a damaged line: from its JSON if that parses, else from the text (a cut-off line). */
+export function recordIdOf(line: string, parsed: unknown): string | undefined {
+  if (parsed && typeof parsed === 'object' && typeof (parsed as { record_id?: unknown }).record_id === 'string') return (parsed as { record_id: string }).record_id;
+  const m = /"record_id"\s*:\s*"((?:[^"\\]|\\.)*)"/.exec(line);
+  if (!m) return undefined;
+  try {
+    return JSON.parse(`"${m[1]}"`) as string;
+  } catch {
+    return undefined;
+  }
+}
+
+async function readJsonl(path: string, out: Verdict[], invalid: InvalidLine[]): Promise<void> {
   const lines = createInterface({ input: createReadStream(path, 'utf8'), crlfDelay: Infinity });
   let n = 0;
   for await (const line of lines) {
     n++;
     if (line.trim() === '') continue;
+    let parsed: unknown;
     try {
-      const p = Verdict.safeParse(JSON.parse(line));
-      if (p.success) out.push(p.data);
-      else invalid.push({ where: `${path}:${n}`, reason: p.error.issues[0]?.message ?? 'not a verdict' });
+      parsed = JSON.parse(line);
     } catch (e) {
-      invalid.push({ where: `${path}:${n}`, reason: `invalid JSON: ${(e as Error).message}` });
+      const id = recordIdOf(line, null);
+      invalid.push({ where: `${path}:${n}`, reason: `invalid JSON: ${(e as Error).message}`, ...(id !== undefined ? { record_id: id } : {}) });
+      continue;
+    }
+    const p = Verdict.safeParse(parsed);
+    if (p.success) out.push(p.data);
+    else {
+      const id = recordIdOf(line, parsed);
+      invalid.push({ where: `${path}:${n}`, reason: p.error.issues[0]?.message ?? 'not a verdict', ...(id !== undefined ? { record_id: id } : {}) });
     }
   }
 }
@@ -50,7 +76,7 @@ export async function readVerdictSource(path: string): Promise<VerdictSource> {
         .map((f) => join(path, f))
     : [path];
   const verdicts: Verdict[] = [];
-  const invalid: Array<{ where: string; reason: string }> = [];
+  const invalid: InvalidLine[] = [];
   for (const f of files) await readJsonl(f, verdicts, invalid);
   return { kind: 'jsonl', verdicts, invalid };
 }

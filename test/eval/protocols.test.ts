@@ -142,16 +142,22 @@ function officialPrm(cases: PrmCase[]) {
       if (c.cls !== 'correct') total[k] += m[k];
     }
   }
-  const score = (x: ReturnType<typeof zero>) => {
+  // The result tables (PRMBench notebook get_prmscore_from_current_res_dict): multi_solutions
+  // uses the positive F1 alone, and a score at or below zero is shown as 0.
+  const table = (cls: string | null, f1: number, nf1: number) => {
+    const raw = cls === 'multi_solutions' ? f1 : (f1 + nf1) / 2;
+    return raw > 0 ? raw : 0;
+  };
+  const score = (x: ReturnType<typeof zero>, cls: string | null) => {
     const p = x.TP + x.FP !== 0 ? x.TP / (x.TP + x.FP) : -1;
     const r = x.TP + x.FN !== 0 ? x.TP / (x.TP + x.FN) : -1;
     const f1 = p + r !== 0 ? (2 * p * r) / (p + r) : -1;
     const np = x.TN + x.FN !== 0 ? x.TN / (x.TN + x.FN) : -1;
     const nr = x.TN + x.FP !== 0 ? x.TN / (x.TN + x.FP) : -1;
     const nf1 = np + nr !== 0 ? (2 * np * nr) / (np + nr) : -1;
-    return { f1, nf1, prm: (f1 + nf1) / 2 };
+    return { f1, nf1, raw: (f1 + nf1) / 2, prm: table(cls, f1, nf1) };
   };
-  return { total: score(total), perClass: Object.fromEntries(Object.entries(perClass).map(([k, v]) => [k, score(v)])) };
+  return { total: score(total, null), perClass: Object.fromEntries(Object.entries(perClass).map(([k, v]) => [k, score(v, k)])) };
 }
 
 function checkPrm(cases: PrmCase[]) {
@@ -172,7 +178,11 @@ function checkPrm(cases: PrmCase[]) {
   expect(close(got.f1_pos ?? null, want.total.f1), `f1_pos ${got.f1_pos} vs ${want.total.f1}`).toBe(true);
   expect(close(got.f1_neg ?? null, want.total.nf1), `f1_neg ${got.f1_neg} vs ${want.total.nf1}`).toBe(true);
   expect(close(got.prm_score ?? null, want.total.prm)).toBe(true);
-  for (const [cls, s] of Object.entries(want.perClass)) expect(close(got[`prm_score:${cls}`] ?? null, s.prm), `${cls}`).toBe(true);
+  expect(close(got.prm_score_raw ?? null, want.total.raw)).toBe(true);
+  for (const [cls, s] of Object.entries(want.perClass)) {
+    expect(close(got[`prm_score:${cls}`] ?? null, s.prm), `${cls}: ${got[`prm_score:${cls}`]} vs ${s.prm}`).toBe(true);
+    expect(close(got[`f1_pos:${cls}`] ?? null, s.f1) && close(got[`f1_neg:${cls}`] ?? null, s.nf1), `${cls} F1s`).toBe(true);
+  }
   return want;
 }
 
@@ -187,12 +197,18 @@ describe('PRMBench protocol equals the official rule', () => {
     ]);
     // Known answer for the pool: TP 7, FN 2, FP 1, TN 2 (step 7 of the first case is never visited).
     const p = 7 / 8, r = 7 / 9, np = 2 / 4, nr = 2 / 3;
-    expect(want.total.prm).toBeCloseTo(((2 * p * r) / (p + r) + (2 * np * nr) / (np + nr)) / 2, 12);
+    expect(want.total.raw).toBeCloseTo(((2 * p * r) / (p + r) + (2 * np * nr) / (np + nr)) / 2, 12);
   });
 
   it('edge cases: no gold errors at all, no flagged step, every step flagged', () => {
     const clean = checkPrm([{ cls: 'multi_solutions', n: 4, errorSteps: [], labels: [true, true, true, true] }]);
     expect(clean.total.nf1).toBe(-1); // the official sentinel for an undefined F1
+    // No erroneous step: the table scores multi_solutions by its positive F1 alone (1 here), not (1 + -1) / 2 = 0.
+    expect(clean.perClass.multi_solutions!.prm).toBe(1);
+    // Every correct step flagged: both F1s undefined or 0, a raw score at or below zero, shown as 0.
+    const flagged = checkPrm([{ cls: 'confidence', n: 3, errorSteps: [2], labels: [false, true, false] }]);
+    expect(flagged.perClass.confidence!.raw).toBeLessThanOrEqual(0);
+    expect(flagged.perClass.confidence!.prm).toBe(0);
     checkPrm([{ cls: 'confidence', n: 4, errorSteps: [2], labels: [true, true, true, true] }]);
     checkPrm([{ cls: 'confidence', n: 4, errorSteps: [2], labels: [false, false, false, false] }]);
     checkPrm([{ cls: 'confidence', n: 4, errorSteps: [9], labels: null }]);

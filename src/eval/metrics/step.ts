@@ -48,12 +48,15 @@ export interface StepOptions {
 export function recordConfusion(gold: StepGold, pred: StepPrediction, opts: StepOptions): Confusion | null {
   const labels = stepLabels(gold, opts.propagate);
   const c: Confusion = { tp: 0, fp: 0, tn: 0, fn: 0 };
-  if (pred.failed && opts.failed === 'exclude') return null;
+  // A selected record with no verdict at all counts as wrong (MissingPolicy) whatever `failed` says;
+  // Hard2Verify's `flag_all` is its own rule for every step without a verdict.
+  const policy: FailedPolicy = pred.missing && opts.failed !== 'flag_all' ? 'wrong' : opts.failed;
+  if (pred.failed && policy === 'exclude') return null;
   const flagged = pred.failed ? null : flaggedSteps(pred, opts.threshold);
   labels.forEach((label, i) => {
     if (label === null) return;
     // A failed record under `wrong` is misclassified at every step; under `flag_all` every step is flagged.
-    const hit = flagged ? flagged.has(i + 1) : opts.failed === 'flag_all' ? true : label === 0;
+    const hit = flagged ? flagged.has(i + 1) : policy === 'flag_all' ? true : label === 0;
     if (label === 1) hit ? c.tp++ : c.fn++;
     else hit ? c.fp++ : c.tn++;
   });

@@ -23,7 +23,14 @@ export interface PrmSample {
 }
 
 export function prmSample(gold: StepGold, pred: StepPrediction, threshold: Impact): PrmSample {
-  if (pred.failed) return { classification: gold.classification ?? gold.split, error_steps: gold.raw_error_steps, labels: null };
+  const classification = gold.classification ?? gold.split;
+  // No verdict at all (MissingPolicy `wrong`): every step judged the wrong way round.
+  if (pred.missing) {
+    const errors = new Set(gold.raw_error_steps);
+    return { classification, error_steps: gold.raw_error_steps, labels: Array.from({ length: gold.n_steps }, (_, i) => errors.has(i + 1)) };
+  }
+  // A failed verdict is an invalid answer, which the official evaluator skips.
+  if (pred.failed) return { classification, error_steps: gold.raw_error_steps, labels: null };
   const flagged = flaggedSteps(pred, threshold);
   return { classification: gold.classification ?? gold.split, error_steps: gold.raw_error_steps, labels: Array.from({ length: pred.n_steps }, (_, i) => !flagged.has(i + 1)) };
 }
@@ -60,8 +67,32 @@ export function prmCounts(s: PrmSample): PrmCounts {
   return c;
 }
 
-export type PrmKey = 'prm_score' | 'f1_pos' | 'f1_neg' | `prm_score:${string}`;
+/**
+ * How the benchmark's result tables turn the evaluator's numbers into PRMScore (the notebook
+ * mr_visualize/eval_res_view/draw_tabs/form_latex_strs.ipynb, get_prmscore_from_current_res_dict):
+ * the mean of F1 and negative F1, except for `multi_solutions` (no erroneous steps, so only the
+ * positive F1 means anything); a score at or below zero is shown as 0 ("-" in the table).
+ */
+export const PRM_POSITIVE_ONLY_CLASSES: readonly string[] = ['multi_solutions'];
+export const tableScore = (f1Pos: number, f1Neg: number, positiveOnly: boolean): number => {
+  const raw = positiveOnly ? f1Pos : (f1Pos + f1Neg) / 2;
+  return raw > 0 ? raw : 0;
+};
 
+/** The table's three groups of classes (same notebook, classification_parallel_dict); each averages its classes' scores. */
+export const PRM_CLASS_GROUPS: Readonly<Record<string, readonly string[]>> = {
+  simplicity: ['redundency', 'circular'],
+  soundness: ['counterfactual', 'step_contradiction', 'domain_inconsistency', 'confidence'],
+  sensitivity: ['missing_condition', 'deception', 'multi_solutions'],
+};
+
+export type PrmKey = 'prm_score' | 'prm_score_raw' | 'f1_pos' | 'f1_neg' | `${'prm_score' | 'f1_pos' | 'f1_neg'}:${string}` | `prm_avg:${string}`;
+
+/**
+ * `prm_score` and `prm_score:<class>` are the table's values (above); `prm_score_raw`,
+ * `f1_pos[:<class>]` and `f1_neg[:<class>]` are the evaluator's own, -1 sentinels included.
+ * `prm_avg:<group>` averages the table scores of the group's classes present in the data.
+ */
 export function prmAggregator(samples: readonly PrmSample[]): Aggregator<PrmKey> & { classes: string[]; invalid: number } {
   const classes = [...new Set(samples.map((s) => s.classification))];
   const counts = samples.map(prmCounts);
@@ -70,15 +101,23 @@ export function prmAggregator(samples: readonly PrmSample[]): Aggregator<PrmKey>
   const overall = group((s) => s.classification !== PRM_COMPANION_CLASS);
   const byClass = classes.map((c) => group((s) => s.classification === c));
   const sum = (g: ReturnType<typeof group>, w: Uint32Array | null): PrmCounts => ({ tp: wsum(g.tp, w), fp: wsum(g.fp, w), tn: wsum(g.tn, w), fn: wsum(g.fn, w) });
+  const groups = Object.entries(PRM_CLASS_GROUPS).map(([name, members]) => ({ name, members: members.filter((m) => classes.includes(m)) })).filter((g) => g.members.length > 0);
+  const perClass = classes.flatMap((c) => [`prm_score:${c}`, `f1_pos:${c}`, `f1_neg:${c}`] as PrmKey[]);
   return {
     n: samples.length,
-    keys: ['prm_score', 'f1_pos', 'f1_neg', ...classes.map((c) => `prm_score:${c}` as PrmKey)],
+    keys: ['prm_score', 'prm_score_raw', 'f1_pos', 'f1_neg', ...perClass, ...groups.map((g) => `prm_avg:${g.name}` as PrmKey)],
     classes,
     invalid: samples.filter((s) => s.labels === null).length,
     compute(w) {
       const m = prmMetrics(sum(overall, w));
-      const out = { prm_score: m.prm_score, f1_pos: m.f1_pos, f1_neg: m.f1_neg } as Record<PrmKey, number>;
-      classes.forEach((c, i) => (out[`prm_score:${c}`] = prmMetrics(sum(byClass[i]!, w)).prm_score));
+      const out = { prm_score: tableScore(m.f1_pos, m.f1_neg, false), prm_score_raw: m.prm_score, f1_pos: m.f1_pos, f1_neg: m.f1_neg } as Record<PrmKey, number>;
+      classes.forEach((c, i) => {
+        const k = prmMetrics(sum(byClass[i]!, w));
+        out[`prm_score:${c}`] = tableScore(k.f1_pos, k.f1_neg, PRM_POSITIVE_ONLY_CLASSES.includes(c));
+        out[`f1_pos:${c}`] = k.f1_pos;
+        out[`f1_neg:${c}`] = k.f1_neg;
+      });
+      for (const g of groups) out[`prm_avg:${g.name}`] = g.members.reduce((a, c) => a + (out[`prm_score:${c}`] ?? 0), 0) / g.members.length;
       return out;
     },
   };
