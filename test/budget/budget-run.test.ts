@@ -9,6 +9,8 @@ import { readCommittedRows } from '../../src/pipeline/shard-read.js';
 import type { StageCounters } from '../../src/pipeline/stage.js';
 import { syntheticRecords } from '../../src/sim/synthetic.js';
 import { fastSimConfig, tempDir, writeJsonl } from '../helpers/run-setup.js';
+import { LONG_TEST_MS } from '../helpers/progress.js';
+import { runCli } from '../helpers/cli.js';
 
 const N = 60;
 const RANGE = 10;
@@ -86,7 +88,7 @@ describe('budgets', () => {
     expect(sum(final.map((r) => r.records))).toBe(N);
     expect(sum(final.map((r) => r.tokens))).toBe(total);
     expect(sum(verdicts.map((v) => (v.tokens_in as number) + (v.tokens_out as number)))).toBe(total);
-  });
+  }, LONG_TEST_MS);
 
   it('budget_usd from the config stops the run the same way and says so', async () => {
     const dir = tempDir('budget-usd');
@@ -104,5 +106,22 @@ describe('budgets', () => {
     const rest = await run(config, input, out, { budgetUsd: ref.counters.cost_usd * 10 });
     expect(rest.budget).toBeUndefined();
     expect(first.counters.records_committed + rest.counters.records_committed).toBe(30);
-  });
+  }, LONG_TEST_MS);
+
+  it('run --budget-tokens: the summary says which cap stopped it and how to go on; a bad value is refused', async () => {
+    const dir = tempDir('budget-cli');
+    const config = pricedConfig(dir);
+    const input = writeJsonl(join(dir, 'in.jsonl'), syntheticRecords(12, { seed: 5 }));
+    const out = join(dir, 'out');
+    const res = await runCli(['run', '-c', config, '-i', input, '-o', out, '--progress', 'none', '--concurrency', '2', '--range-records', '4', '--budget-tokens', '1']);
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toMatch(/stopped by budget: budget_tokens 1 reached: \d+ tokens spent \(0 by committed ranges of earlier runs, \d+ by this one\)\nraise budget_usd \/ budget_tokens/);
+    expect(res.stderr).toMatch(/stopping: budget_tokens 1 reached/);
+    const committed = sum((await ranges(out)).map((r) => r.records));
+    expect(committed).toBeGreaterThan(0);
+    expect(committed).toBeLessThan(12);
+    const bad = await runCli(['run', '-c', config, '-i', input, '-o', out, '--budget-usd', 'lots']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--budget-usd must be a positive number/);
+  }, LONG_TEST_MS);
 });

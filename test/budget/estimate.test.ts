@@ -5,6 +5,7 @@ import { runJob, type RunJobOptions } from '../../src/cli/run-job.js';
 import type { JuryMode } from '../../schemas/verdict.js';
 import { syntheticRecords } from '../../src/sim/synthetic.js';
 import { fastSimConfig, tempDir, writeJsonl } from '../helpers/run-setup.js';
+import { LONG_TEST_MS } from '../helpers/progress.js';
 
 // The simulator reports usage as ceil(characters / 4) of what it was sent and what it wrote
 // (src/sim/engine.ts). The estimate counts the prompts it builds itself the same way, so Phase 1
@@ -41,7 +42,7 @@ describe('estimate (dry run)', () => {
       const projected = m.tokens_in + m.tokens_out;
       expect(Math.abs(projected - used) / used, `${mode} sample ${sample}: projected ${projected}, used ${used}`).toBeLessThanOrEqual(bound);
     }
-  });
+  }, LONG_TEST_MS);
 
   it('calls no model: a config whose endpoint does not exist still estimates, and prices give dollars', async () => {
     const sub = tempDir('estimate-offline');
@@ -60,5 +61,5 @@ describe('estimate (dry run)', () => {
     // Two jurors: union calls Phase 1 twice per record, consolidation once more.
     expect(e.modes[1]!.calls).toBe(80);
     expect(e.modes[3]!.calls).toBe(120);
-  });
+  }, LONG_TEST_MS);
 });
