@@ -277,6 +277,16 @@ export const JuryConfig = z
     moderator: ParticipantConfig.optional().describe('Seat that runs the discussion of mode `deliberation` (required there); it never sees the trace.'),
     mode: JuryMode.default('consolidation').describe('Phase 2: `single` (the first juror alone), `union` (every finding of any juror), `majority` (findings of strictly more than half of the jurors that succeeded), `consolidation` (the consolidator merges the findings), `deliberation` (a moderated discussion, docs/deliberation.md).'),
     min_jurors: z.int().positive().optional().describe('Phase 1 must have at least this many successful jurors, else the record gets no verdict (`error`). Absent: half of the seated jurors, rounded up.'),
+    budget_usd: z
+      .number()
+      .positive()
+      .optional()
+      .describe('Spending cap of the run, in USD of `prices`, counted over the whole output (cumulative across resumes): the cost recorded on its committed verdicts (each range\'s manifest keeps the sum) plus what this invocation has judged. Once reached, no new record is read; records in flight finish, their ranges commit, and the summary says why. Raise it and run the same command again to continue. Calls of unpriced models count 0; taxonomy calls are not counted. `--budget-usd` overrides it (operational, not in config_hash).'),
+    budget_tokens: z
+      .int()
+      .positive()
+      .optional()
+      .describe('Token cap of the run (tokens in + out of the jury\'s calls, cached replies included), counted like `budget_usd`: over the whole output, across resumes. `--budget-tokens` overrides it (operational, not in config_hash).'),
     phase1_timeout_ms: z.int().positive().default(600_000).describe('Wall-clock ceiling on each Phase 1 juror of a record (App. F); time its call waits in our own queue (`max_concurrency`, `requests_per_second`) and time an endpoint spends down do not count.'),
     max_outage_ms: z
       .int()

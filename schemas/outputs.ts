@@ -306,6 +306,11 @@ export const ManifestRange = z.object({
    * content at these offsets knows the input changed (`input.on_changed_input`).
    */
   content_sha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+  /**
+   * Summed usage of the range's verdicts (tokens_in, tokens_out, cost_usd of priced calls): what
+   * `budget_usd` / `budget_tokens` count a resumed run's earlier spend from. Absent in older manifests.
+   */
+  usage: z.object({ tokens_in: z.int().nonnegative(), tokens_out: z.int().nonnegative(), cost_usd: z.number().nonnegative() }).optional(),
   /** later copies of a record_id dropped unjudged under `input.duplicate_ids: keep_first` */
   duplicates: z.array(z.object({ offset: z.int().nonnegative(), record_id: z.string(), first_seen: z.string() })).optional(),
 });

@@ -15,6 +15,7 @@ type Register = (program: Command) => void;
  */
 const COMMANDS: ReadonlyArray<readonly [string, () => Promise<Register>]> = [
   ['run', async () => (await import('./run.js')).registerRun],
+  ['estimate', async () => (await import('./estimate.js')).registerEstimate],
   ['decide', async () => (await import('./decide.js')).registerDecide],
   ['judge', async () => (await import('./judge.js')).registerJudge],
   ['segment', async () => (await import('./segment.js')).registerSegment],

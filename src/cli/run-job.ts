@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import type { ChangedInputPolicy, DuplicateIdPolicy, JuryConfig, VerdictDetails } from '../../schemas/config.js';
 import type { RangeSettings, ShardFormat } from '../../schemas/outputs.js';
 import { isKafkaUrl, isS3Url, openInput, openOutput, type OpenedInput, type OutputTarget } from '../compose/io.js';
-import { checkOneManifestSettings, identityOptions, RangeSettingsMismatch, readOutputState, type OutputState } from '../compose/resume.js';
+import { checkOneManifestSettings, identityOptions, NO_SPEND, RangeSettingsMismatch, readOutputState, type OutputState } from '../compose/resume.js';
+import { Budget, budgetWatch } from '../compose/budget.js';
 import { InputChangedError } from '../pipeline/input-identity.js';
 import { unpricedModels } from '../llm/ledger.js';
 import type { GatewayObserver } from '../llm/observer.js';
@@ -50,6 +51,9 @@ export interface RunJobOptions extends JuryOptions {
   maxOutageMs?: number;
   /** --verdict-details: overrides the config's verdict_details */
   verdictDetails?: VerdictDetails;
+  /** --budget-usd / --budget-tokens: override the config's budget_usd / budget_tokens */
+  budgetUsd?: number;
+  budgetTokens?: number;
   /** the judging thread logs as the command line asked */
   log: LogSettings;
 }
@@ -72,6 +76,8 @@ export interface RunJobHooks {
   /** the seats' models without a price (their cost_usd is null), once the config is loaded */
   onUnpriced?(models: string[]): void;
   signal: AbortSignal;
+  /** a budget stopped intake: the one line that says which and how much was spent */
+  onBudgetStop?(reason: string): void;
   /** metrics and probes (`--metrics-port`): told what the job runs and how it goes */
   observe?: RunObserver;
 }
@@ -91,7 +97,7 @@ const asUsage =
   };
 
 async function outputState(output: OutputTarget, input: string, settings: RangeSettings, resume: boolean): Promise<OutputState> {
-  const empty: OutputState = { ranges: new Map(), records: 0, manifests: 0, content: new Map(), byUnit: new Map() };
+  const empty: OutputState = { ranges: new Map(), records: 0, manifests: 0, content: new Map(), byUnit: new Map(), spent: NO_SPEND };
   try {
     // Kafka resumes from the group's offsets and the manifests of each partition it is given.
     if (isKafkaUrl(input)) {
@@ -148,6 +154,7 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
     hooks.onTotal(hint?.totalRows !== undefined ? Math.max(0, hint.totalRows - done.records) : undefined);
     const counters = newCounters();
     observe.onStage?.({ source: input.source, counters, health: runtime.health });
+    const budget = watchBudget(config, opts, done, hooks);
     return await runStage({
       source: input.source,
       sinks: input.sinks,
@@ -157,10 +164,10 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
       committed: done.ranges,
       concurrency: opts.concurrency,
       range: { maxRecords: opts.maxRecords, maxChars: opts.maxChars, sequentialUnits: input.sequentialUnits },
-      onProgress: hooks.onProgress,
+      onProgress: (c) => (budget.check(c), hooks.onProgress(c)),
       counters,
       ...(observe.onRangeDone ? { onRangeDone: observe.onRangeDone } : {}),
-      signal: hooks.signal,
+      signal: AbortSignal.any([hooks.signal, budget.signal]),
       intakeHold: hold,
       gate: endpointGate(runtime.health, () => runtime.gateway.stopWaiting()),
       duplicateIds: opts.duplicateIds ?? config.input.duplicate_ids ?? 'dead_letter',
@@ -173,4 +180,22 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
   } finally {
     await runtime.close();
   }
+}
+
+/**
+ * The run's budget (src/compose/budget.ts), flags over config, checked once before the stage
+ * starts (an output already over it reads nothing) and then on every progress update.
+ */
+function watchBudget(config: JuryConfig, opts: RunJobOptions, done: OutputState, hooks: RunJobHooks): ReturnType<typeof budgetWatch> {
+  const usd = opts.budgetUsd ?? config.budget_usd;
+  const tokens = opts.budgetTokens ?? config.budget_tokens;
+  const budget = new Budget({ ...(usd !== undefined ? { usd } : {}), ...(tokens !== undefined ? { tokens } : {}) }, done.spent);
+  const log = logger('cli');
+  if (budget.active && done.spent.unrecorded_ranges > 0) log.warn(`${done.spent.unrecorded_ranges} committed range(s) were written before manifests recorded usage: their spend is not counted against the budget`);
+  const watch = budgetWatch(budget, (reason) => {
+    log.warn(`stopping: ${reason}; no new records, finishing and committing those in flight`);
+    hooks.onBudgetStop?.(reason);
+  });
+  watch.check(newCounters());
+  return watch;
 }

@@ -17,7 +17,7 @@ import type { OpsMessage } from './run-ops.js';
 export type WorkerMessage =
   | { type: 'total'; total: number | undefined }
   | { type: 'progress'; counters: StageCounters }
-  | { type: 'done'; counters: StageCounters; stopped: boolean; unpriced: string[]; metrics?: Scrape }
+  | { type: 'done'; counters: StageCounters; stopped: boolean; unpriced: string[]; metrics?: Scrape; /** a budget stopped intake: why */ budget?: string }
   | { type: 'error'; report: FatalReport }
   /** an endpoint stayed down too long (or the run was stopped during an outage): what was committed, and why it stopped */
   | { type: 'outage'; counters: StageCounters; message: string }
@@ -42,11 +42,15 @@ const ops = input.metrics ? (await import('./run-worker-ops.js')).startWorkerOps
 let last = 0;
 let latest: StageCounters | undefined;
 let unpriced: string[] = [];
+let budget: string | undefined;
 try {
   const counters = await runJob(input.job, {
     signal: stop.signal,
     onUnpriced: (models) => {
       unpriced = models;
+    },
+    onBudgetStop: (reason) => {
+      budget = reason;
     },
     onTotal: (total) => port.postMessage({ type: 'total', total } satisfies WorkerMessage),
     onProgress: (counters) => {
@@ -60,7 +64,7 @@ try {
   });
   // The final exposition goes with the counters, so the metrics served after the worker is gone
   // are exactly the numbers of the summary.
-  port.postMessage({ type: 'done', counters, stopped: stop.signal.aborted, unpriced, ...(ops ? { metrics: await ops.final() } : {}) } satisfies WorkerMessage);
+  port.postMessage({ type: 'done', counters, stopped: stop.signal.aborted, unpriced, ...(budget !== undefined ? { budget } : {}), ...(ops ? { metrics: await ops.final() } : {}) } satisfies WorkerMessage);
 } catch (err) {
   // The stage's counters object is live: it already holds the pause that ended the run.
   if (isEndpointOutage(err)) port.postMessage({ type: 'outage', counters: latest ?? newCounters(), message: err.message } satisfies WorkerMessage);

@@ -36,6 +36,8 @@ interface RunOptions extends JuryOptions {
   verdictDetails?: string;
   onChangedInput?: string;
   duplicateIds?: string;
+  budgetUsd?: string;
+  budgetTokens?: string;
 }
 
 // Literal lists (not the zod enums): this thread must not load the schemas just to parse flags.
@@ -103,7 +105,8 @@ async function runCommand(opts: RunOptions): Promise<void> {
     const done = await runInWorker(job, maxHeapMb, opts.progress as ProgressMode, ops);
     process.stdout.write(`${summaryText(done.counters, opts.out.startsWith('s3://') ? opts.out.replace(/\/+$/, '') : resolve(opts.out), (Date.now() - t0) / 1000, done.unpriced)}\n`);
     if (done.outage) throw new RunStoppedError(done.outage);
-    if (done.stopped) process.stdout.write('stopped early: run the same command again to continue\n');
+    if (done.budget !== undefined) process.stdout.write(`stopped by budget: ${done.budget}\nraise budget_usd / budget_tokens (or --budget-usd / --budget-tokens) and run the same command again to continue\n`);
+    else if (done.stopped) process.stdout.write('stopped early: run the same command again to continue\n');
     await ops?.linger(metrics!.lingerS);
   } finally {
     await ops?.close();
@@ -125,6 +128,8 @@ export function registerRun(program: Command): void {
     .option('--range-mb <n>', 'input megabytes per committed range', '64')
     .option('--on-changed-input <mode>', 'a committed input file whose records changed since: error (stop with one line) | rejudge (retract its changed ranges and judge them again); default input.on_changed_input, else error')
     .option('--duplicate-ids <policy>', 'a record_id seen again in this run: dead_letter | keep_first | keep_all; default input.duplicate_ids, else dead_letter')
+    .option('--budget-usd <usd>', 'stop reading records once the output\'s judged records cost this much (USD of the config\'s prices, counted across resumes); default budget_usd of the config, else no cap')
+    .option('--budget-tokens <n>', 'stop reading records once the output\'s judged records used this many tokens (in + out, counted across resumes); default budget_tokens of the config, else no cap')
     .option('--no-resume', 'refuse to start if the output already has committed ranges (default: skip them)')
     .option('--progress <mode>', 'auto | bar | log | none (with --log-format json: auto and log are JSON events, bar is refused)', 'auto')
     .option('--max-heap-mb <mb>', 'heap limit of the judging thread; keeps memory flat on long runs (0 = V8 default)', '1024')
@@ -167,6 +172,13 @@ Meanwhile no new records are read; those in flight finish and wait for their com
 store is still down after that, run stops with one line naming the range and the file or key,
 and exits 1; nothing uncommitted is visible, and the same command resumes where it stopped.
 
+Budgets (--budget-usd, --budget-tokens, or budget_usd / budget_tokens in the config) count the
+usage recorded on the output's verdicts: committed ranges of earlier runs (their manifests keep
+the sums) plus what this run judges. Once a cap is reached no new record is read; the records in
+flight finish and their ranges commit, so the output can pass the cap by what was in flight (at
+most --concurrency records). The summary says which cap stopped it; raise the cap and run the
+same command again to judge the rest. Estimate first with \`reasoning-jury estimate\`.
+
 Operational events (assignments, ranges not written, records without a verdict, kafkajs
 warnings) go to stderr, one per line, as text or with --log-format json as JSON; a fatal error
 is one line naming what failed and what to do (--debug adds its stack). The summary goes to stdout.
@@ -199,6 +211,17 @@ function parseMetricsOptions(opts: RunOptions): MetricsOptions | undefined {
   const port = Number(opts.metricsPort);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--metrics-port must be a port number 0-65535 (got "${opts.metricsPort}")`);
   return { host: opts.metricsHost, port, lingerS };
+}
+
+function budgetFlags(opts: RunOptions): Pick<RunJobOptions, 'budgetUsd' | 'budgetTokens'> {
+  const out: Pick<RunJobOptions, 'budgetUsd' | 'budgetTokens'> = {};
+  if (opts.budgetUsd !== undefined) {
+    const n = Number(opts.budgetUsd);
+    if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--budget-usd must be a positive number of US dollars (got "${opts.budgetUsd}")`);
+    out.budgetUsd = n;
+  }
+  if (opts.budgetTokens !== undefined) out.budgetTokens = positiveInt(opts.budgetTokens, '--budget-tokens');
+  return out;
 }
 
 /** The command line, checked, as the plain data the judging thread takes. */
@@ -238,6 +261,7 @@ function parseRunOptions(opts: RunOptions): { job: RunJobOptions; maxHeapMb: num
     log,
     ...(opts.maxOutage !== undefined ? { maxOutageMs: parseDurationFlag(opts.maxOutage, '--max-outage') } : {}),
     ...(opts.verdictDetails !== undefined ? { verdictDetails: verdictDetailsFlag(opts.verdictDetails) } : {}),
+    ...budgetFlags(opts),
   };
   return { job, maxHeapMb, metrics: parseMetricsOptions(opts) };
 }
@@ -249,6 +273,8 @@ interface WorkerOutcome {
   stopped: boolean;
   /** models without a price (their cost is unknown) */
   unpriced: string[];
+  /** set when a budget stopped intake: which cap and the spend */
+  budget?: string;
   /** set when an endpoint outage stopped the run: the one line to print */
   outage?: string;
 }
@@ -282,7 +308,7 @@ async function runInWorker(job: RunJobOptions, maxHeapMb: number, progressMode: 
     if (m.type === 'total') progress = createProgress(progressMode, m.total, { format: job.log.format });
     else if (m.type === 'progress') progress?.update(m.counters);
     else if (m.type === 'done') {
-      finished = { counters: m.counters, stopped: m.stopped, unpriced: m.unpriced };
+      finished = { counters: m.counters, stopped: m.stopped, unpriced: m.unpriced, ...(m.budget !== undefined ? { budget: m.budget } : {}) };
       ops?.finished(m.metrics);
     } else if (m.type === 'outage') finished = { counters: m.counters, stopped: false, unpriced: [], outage: m.message };
     else if (m.type === 'error') failure = m.report;

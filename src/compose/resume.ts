@@ -18,7 +18,18 @@ export interface OutputState {
   content: CommittedContent;
   /** the committed manifests by unit token, to retract a changed unit's ranges */
   byUnit: Map<string, CommitManifest[]>;
+  /** usage summed over the committed ranges' manifests (what a budget counts as spent already) */
+  spent: CommittedSpend;
 }
+
+export interface CommittedSpend {
+  tokens: number;
+  usd: number;
+  /** committed ranges whose manifest predates `range.usage`: their spend is unknown, counted 0 */
+  unrecorded_ranges: number;
+}
+
+export const NO_SPEND: CommittedSpend = { tokens: 0, usd: 0, unrecorded_ranges: 0 };
 
 /** Manifests written before ranges were typed kept the same facts in `extra`. */
 function rangeOf(m: CommitManifest): ManifestRange | null {
@@ -57,6 +68,7 @@ export async function readOutputState(store: ObjectStore, wanted: RangeSettings,
   const content: CommittedContent = new Map();
   const byUnit = new Map<string, CommitManifest[]>();
   let records = 0;
+  const spent = { ...NO_SPEND };
   for (const m of manifests) {
     const r = rangeOf(m);
     if (!r) continue;
@@ -69,8 +81,12 @@ export async function readOutputState(store: ObjectStore, wanted: RangeSettings,
       content.get(r.unit_token)!.set(r.first_offset, { sha256: r.content_sha256, records: r.records });
     }
     records += r.records;
+    if (r.usage) {
+      spent.tokens += r.usage.tokens_in + r.usage.tokens_out;
+      spent.usd += r.usage.cost_usd;
+    } else spent.unrecorded_ranges += 1;
   }
-  return { ranges, records, manifests: manifests.length, content, byUnit };
+  return { ranges, records, manifests: manifests.length, content, byUnit, spent };
 }
 
 /**

@@ -18,7 +18,7 @@
  * Sinks publish before the manifest, so a crash repeats a publication rather than skip it.
  */
 import type { Hash } from 'node:crypto';
-import type { DeadLetterRow, RangeSettings } from '../../schemas/outputs.js';
+import type { DeadLetterRow, ManifestRange, RangeSettings } from '../../schemas/outputs.js';
 import type { Logger } from '../util/log.js';
 import type { DerivedRows } from '../derive/rows.js';
 import type { Duplicate } from './duplicate-ids.js';
@@ -136,10 +136,22 @@ export class RangeWriter {
     return { unit, unitToken, firstOffset, lastOffset, offsets: [...this.judged.keys(), ...this.dead.keys(), ...this.duplicates.keys()] };
   }
 
-  /** What the manifest's `range` records beyond unit and offsets: content hash, dropped duplicates. */
-  rangeFacts(): { content_sha256?: string; duplicates?: { offset: number; record_id: string; first_seen: string }[] } {
+  /** What the manifest's `range` records beyond unit and offsets: content hash, dropped duplicates, usage. */
+  rangeFacts(): Pick<ManifestRange, 'content_sha256' | 'duplicates' | 'usage'> {
     const dups = [...this.duplicates.entries()].sort((a, b) => a[0] - b[0]).map(([offset, d]) => ({ offset, ...d }));
-    return { ...(this.content ? { content_sha256: this.content.copy().digest('hex') } : {}), ...(dups.length ? { duplicates: dups } : {}) };
+    return { ...(this.content ? { content_sha256: this.content.copy().digest('hex') } : {}), ...(dups.length ? { duplicates: dups } : {}), usage: this.usage() };
+  }
+
+  /** The verdicts' summed usage: a resumed run's budget counts earlier spend from it. */
+  private usage(): NonNullable<ManifestRange['usage']> {
+    const u = { tokens_in: 0, tokens_out: 0, cost_usd: 0 };
+    // In offset order: a float sum in finish order would differ between two runs of one range.
+    for (const [, { verdict: v }] of [...this.judged.entries()].sort((a, b) => a[0] - b[0])) {
+      u.tokens_in += v.tokens_in;
+      u.tokens_out += v.tokens_out;
+      u.cost_usd += v.cost_usd ?? 0;
+    }
+    return u;
   }
 
   /** The range's rows in offset order. */

@@ -1,0 +1,86 @@
+/**
+ * The dry run's projection (`reasoning-jury estimate`): the real Phase 1 and consolidation
+ * prompts of sampled records, built by the code that builds them for real calls, counted with
+ * the model layer's token estimate (src/llm/tokens.ts); reply sizes and deliberation turns from
+ * a ReplyProfile (./estimate-profile.ts). Sums over the sample are scaled to the whole input.
+ * No model is called.
+ */
+import type { JuryConfig, ParticipantConfig } from '../../schemas/config.js';
+import type { JuryMode } from '../../schemas/verdict.js';
+import { activeJurors } from '../jury/seats.js';
+import { costOf, type PriceTable } from '../llm/ledger.js';
+import { estimatePromptTokens } from '../llm/tokens.js';
+import { consolidationMessages, phase1Messages, type TraceInput } from '../prompts/build.js';
+import type { PromptSet } from '../prompts/templates.js';
+import type { ReplyProfile } from './estimate-profile.js';
+
+export interface ModeProjection {
+  mode: JuryMode;
+  calls: number;
+  tokens_in: number;
+  tokens_out: number;
+  /** null when some call's model has no price */
+  cost_usd: number | null;
+}
+
+/** One call of the projection: its seat's model and its sizes (fractional counts are expectations). */
+interface Call {
+  model: string;
+  n: number;
+  tin: number;
+  tout: number;
+}
+
+/** The modes this config can run: single, union, majority always; consolidation / deliberation with their seat. */
+export function runnableModes(config: Pick<JuryConfig, 'consolidator' | 'moderator'>): JuryMode[] {
+  return ['single', 'union', 'majority', ...(config.consolidator ? ['consolidation' as const] : []), ...(config.moderator ? ['deliberation' as const] : [])];
+}
+
+/** The calls one record costs in `mode`. */
+function recordCalls(mode: JuryMode, config: JuryConfig, set: PromptSet, input: TraceInput, profile: ReplyProfile): Call[] {
+  const jurors = activeJurors(config);
+  const p1in = estimatePromptTokens(phase1Messages(set, input, config.propagation));
+  const phase1 = (seats: readonly ParticipantConfig[]) => seats.map((s) => ({ model: s.model, n: 1, tin: p1in, tout: profile.phase1_out }));
+  if (mode === 'single') return phase1(jurors.slice(0, 1));
+  const calls = phase1(jurors);
+  if (mode === 'consolidation') {
+    // The real prompt with an empty panel, plus the panel: every juror's projected reply.
+    const empty = consolidationMessages(set, input, config.propagation, jurors.map((j) => ({ juror_id: j.id, defects: [] })));
+    calls.push({ model: config.consolidator!.model, n: 1, tin: estimatePromptTokens(empty) + jurors.length * profile.phase1_out, tout: profile.consolidation_out });
+  }
+  if (mode === 'deliberation') {
+    const d = profile.deliberation;
+    const moderator = config.moderator!.model;
+    const tin = (s: typeof d.juror_turn) => (s.trace ? p1in : 0) + s.extra_in;
+    // Turns go round the panel: each juror's model takes an equal share.
+    for (const j of jurors) calls.push({ model: j.model, n: d.juror_turn.calls / jurors.length, tin: tin(d.juror_turn), tout: d.juror_turn.out });
+    calls.push({ model: moderator, n: d.moderator.calls, tin: tin(d.moderator), tout: d.moderator.out });
+    calls.push({ model: moderator, n: d.extraction.calls, tin: tin(d.extraction), tout: d.extraction.out });
+  }
+  return calls;
+}
+
+/**
+ * Every runnable mode's projection for `total` records, from `sample` (records as the jury reads
+ * them). Scaling is by record count: the sample's mean per record times `total`.
+ */
+export function projectModes(config: JuryConfig, set: PromptSet, sample: readonly TraceInput[], total: number, profile: ReplyProfile): ModeProjection[] {
+  const prices: PriceTable = config.prices;
+  const scale = sample.length ? total / sample.length : 0;
+  return runnableModes(config).map((mode) => {
+    let calls = 0;
+    let tin = 0;
+    let tout = 0;
+    let usd: number | null = 0;
+    for (const input of sample) {
+      for (const c of recordCalls(mode, config, set, input, profile)) {
+        calls += c.n;
+        tin += c.n * c.tin;
+        tout += c.n * c.tout;
+        const cost = costOf(prices, c.model, c.n * c.tin, c.n * c.tout);
+        usd = usd === null || cost === null ? null : usd + cost;
+      }
+    }
+    return { mode, calls: Math.round(calls * scale), tokens_in: Math.round(tin * scale), tokens_out: Math.round(tout * scale), cost_usd: usd === null ? null : usd * scale };
+  });
+}
