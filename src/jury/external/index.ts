@@ -49,6 +49,8 @@ function fromEntry(seat: ExternalSeatConfig, entry: ExternalEntry, nSteps: numbe
     return fromDefects(entry.defects, nSteps);
   }
   switch (seat.format) {
+    case 'step_scores':
+      return fromStepScores(entry.value, nSteps, seat);
     case 'defects':
       return fromDefects(entry.value, nSteps);
     case 'first_error':
