@@ -217,3 +217,30 @@ describe('a record an external source lacks', () => {
     await expect(loadExternalSources(cfg(join(dir, 'nope.jsonl')))).rejects.toThrow('no file or folder at');
   });
 });
+
+describe('external seats in the config', () => {
+  it('are checked on load; a relative path is the config file\'s, hashed as written', async () => {
+    const { ConfigError, configHash, loadConfigFile } = await import('../../src/config/load.js');
+    const { mkdirSync, writeFileSync } = await import('node:fs');
+    const yaml = (jurors: string) => `endpoints:\n  sim: { kind: simulator }\nmode: union\njurors:\n  - { id: j0, endpoint: sim, model: m }\n${jurors}`;
+    const dirs = [tempDir('external-cfg-a'), tempDir('external-cfg-b')];
+    const hashes = dirs.map((d) => {
+      mkdirSync(join(d, 'sub'));
+      writeFileSync(join(d, 'critic.jsonl'), '');
+      writeFileSync(join(d, 'sub', 'jury.yaml'), yaml('  - { id: c, kind: external, format: defects, path: ../critic.jsonl }\n'));
+      const c = loadConfigFile(join(d, 'sub', 'jury.yaml'));
+      expect(c.jurors[1]).toMatchObject({ path: join(d, 'critic.jsonl'), on_missing: 'fail' });
+      return configHash(c);
+    });
+    expect(hashes[0]).toBe(hashes[1]);
+    const bad = (jurors: string) => {
+      const d = tempDir('external-cfg-bad');
+      writeFileSync(join(d, 'jury.yaml'), yaml(jurors));
+      return () => loadConfigFile(join(d, 'jury.yaml'));
+    };
+    expect(bad('  - { id: p, kind: external, format: step_scores }\n')).toThrow(ConfigError);
+    expect(bad('  - { id: p, kind: external, format: step_scores }\n')).toThrow('jurors.1.field: required for format "step_scores"');
+    expect(bad('  - { id: c, kind: external, format: defects, path: nope.jsonl }\n')).toThrow('jurors.1.path: no such file or folder');
+    expect(bad('  - { id: j0, kind: external, format: step_scores, field: s }\n')).toThrow('duplicate juror id "j0"');
+  });
+});
