@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { Impact } from './defect.js';
+import { ExternalSeatConfig } from './external.js';
 import { FilterDecision } from './outputs.js';
 import { FieldMapping } from './trace.js';
 import { JuryMode } from './verdict.js';
@@ -70,6 +71,7 @@ export type EndpointConfig = z.infer<typeof EndpointConfig>;
 export const ParticipantConfig = z
   .object({
     id: z.string().min(1).describe('Seat name, unique among jurors. It names the seat in verdicts, usage rows and the audit log, and seeds its sampling when `seed` is absent.'),
+    kind: z.literal('model').optional().describe('`model` (or absent): a seat that calls a model. A juror may instead be `kind: external` (see [External seats](#external-seats)).'),
     endpoint: z.string().min(1).describe('Name of an entry under `endpoints`.'),
     model: z.string().min(1).describe('Model name sent to the endpoint (for kind `local` only a label); also the key into `prices`.'),
     temperature: z.number().min(0).max(2).default(1.0).describe('Sampling temperature.'),
@@ -87,6 +89,11 @@ export const ParticipantConfig = z
   .strict()
   .describe('A model seat: a juror, the consolidator, the moderator or a taxonomy seat.');
 export type ParticipantConfig = z.infer<typeof ParticipantConfig>;
+
+/** One `jurors` entry: a model seat, or an external judge (schemas/external.ts). */
+export const JurorConfig = z.discriminatedUnion('kind', [ParticipantConfig, ExternalSeatConfig]);
+export type JurorConfig = z.infer<typeof JurorConfig>;
+export { ExternalSeatConfig, isExternalSeat } from './external.js';
 
 /** max_tokens sent by a seat without its own, per kind of call (`max_tokens` in the config). */
 export const DEFAULT_MAX_TOKENS: Readonly<Record<Phase, number>> = {
@@ -272,7 +279,7 @@ export type ChangedInputPolicy = z.infer<typeof ChangedInputPolicy>;
 export const JuryConfig = z
   .object({
     endpoints: z.record(z.string(), EndpointConfig).describe('Model servers by name; each seat names one in its `endpoint`.'),
-    jurors: z.array(ParticipantConfig).min(1).describe('Phase 1 seats: each juror judges every trace independently (mode `single` calls only the first).'),
+    jurors: z.array(JurorConfig).min(1).describe('Phase 1 seats: each juror judges every trace independently (mode `single` calls only the first). A seat with `kind: external` reads judgements an external judge already made instead of calling a model ([External seats](#external-seats)).'),
     consolidator: ParticipantConfig.optional().describe('Phase 2 seat of mode `consolidation` (required there): merges the jurors\' findings into one verdict.'),
     moderator: ParticipantConfig.optional().describe('Seat that runs the discussion of mode `deliberation` (required there); it never sees the trace.'),
     mode: JuryMode.default('consolidation').describe('Phase 2: `single` (the first juror alone), `union` (every finding of any juror), `majority` (findings of strictly more than half of the jurors that succeeded), `consolidation` (the consolidator merges the findings), `deliberation` (a moderated discussion, docs/deliberation.md).'),
@@ -341,7 +348,7 @@ export const JuryConfig = z
   .strict()
   .superRefine((c, ctx) => {
     const seats: Array<[string, { endpoint: string } | undefined]> = [
-      ...c.jurors.map((j, i) => [`jurors.${i}`, j] as [string, { endpoint: string }]),
+      ...c.jurors.map((j, i) => [`jurors.${i}`, j.kind === 'external' ? undefined : j] as [string, { endpoint: string } | undefined]),
       ['consolidator', c.consolidator],
       ['moderator', c.moderator],
       ['taxonomy.assigner', c.taxonomy?.assigner],

@@ -25,6 +25,8 @@ export const TraceRecord = z
     final_solution: z.string().optional(),
     meta: z.record(z.string(), z.unknown()).default({}),
     gold: GoldLabels.optional(),
+    /** per `step_scores` external seat id, the value its `field` held in the input row */
+    scores: z.record(z.string(), z.unknown()).optional(),
   })
   .superRefine((r, ctx) => {
     const hasSteps = Array.isArray(r.steps) && r.steps.some((s) => s.trim().length > 0);

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { loadConfigFile, parseConfig } from '../src/config/load.js';
+import { modelJurors } from '../src/jury/seats.js';
 import { packageRoot } from '../src/util/paths.js';
 
 const EXAMPLE = join(packageRoot(), 'examples', 'jury.yaml');
@@ -18,7 +19,7 @@ describe('examples/jury.yaml', () => {
     expect(c.endpoints.ollama).toMatchObject({ kind: 'openai', base_url: 'http://127.0.0.1:11434/v1' });
     expect(c.endpoints.openrouter).toMatchObject({ kind: 'openai', base_url: 'https://openrouter.ai/api/v1', api_key_env: 'OPENROUTER_API_KEY' });
     // Phase 1: three simulated jurors; Phase 2: consolidation by a simulated consolidator.
-    expect(c.jurors.map((j) => [j.id, j.endpoint, j.model])).toEqual([
+    expect(modelJurors(c).map((j) => [j.id, j.endpoint, j.model])).toEqual([
       ['jury-0', 'sim', 'sim-juror-a'],
       ['jury-1', 'sim', 'sim-juror-b'],
       ['jury-2', 'sim', 'sim-juror-c'],
@@ -29,7 +30,7 @@ describe('examples/jury.yaml', () => {
     expect(c.segmentation).toEqual({ mode: 'auto', max_steps: 2000 });
     expect(c.filter.rules.map((r) => r.name)).toEqual(['no_verdict', 'fatal_defect', 'many_bad_steps', 'degraded_verdict', 'jurors_disagree']);
     // Every seat is priced, so the ledger shows cost for the example as run.
-    for (const seat of [...c.jurors, c.consolidator!]) expect(Object.keys(c.prices)).toContain(seat.model);
+    for (const seat of [...modelJurors(c), c.consolidator!]) expect(Object.keys(c.prices)).toContain(seat.model);
   });
 
   it('the commented-out real jurors are valid too: swapping them in still loads', () => {
@@ -42,7 +43,7 @@ describe('examples/jury.yaml', () => {
     expect(real).toHaveLength(3);
     const raw = YAML.parse(text) as Record<string, unknown>;
     const c = parseConfig({ ...raw, jurors: real }, 'examples/jury.yaml with the real jurors');
-    expect(c.jurors.map((j) => j.endpoint)).toEqual(['vllm', 'ollama', 'openrouter']);
+    expect(modelJurors(c).map((j) => j.endpoint)).toEqual(['vllm', 'ollama', 'openrouter']);
     expect(c.jurors[0]).toMatchObject({ model: 'openai/gpt-oss-120b', reasoning_effort: 'high' });
   });
 });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, configHash, defaultConfig, defaultConfigInput, loadConfigFile, parseConfig } from '../src/config/load.js';
+import { modelJurors } from '../src/jury/seats.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rj-config-'));
 const write = (name: string, text: string) => {
@@ -25,7 +26,7 @@ describe('config', () => {
       'jury.yaml',
       `endpoints:\n  vllm:\n    base_url: http://127.0.0.1:8000/v1\n    api_key_env: VLLM_KEY\njurors:\n  - { id: j0, endpoint: vllm, model: m }\nmode: single\n`,
     );
-    expect(loadConfigFile(yaml).jurors[0]!.temperature).toBe(1);
+    expect(modelJurors(loadConfigFile(yaml))[0]!.temperature).toBe(1);
     const json = write('jury.json', JSON.stringify(defaultConfigInput()));
     expect(loadConfigFile(json).mode).toBe('consolidation');
   });

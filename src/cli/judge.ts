@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { mapRecord } from '../pipeline/record-mapping.js';
+import { mapRecord, scoreFieldsOf } from '../pipeline/record-mapping.js';
 import { prepareRecord } from '../pipeline/steps/segment.js';
 import { judgeRecord } from '../jury/judge.js';
 import { parseJsonInput, readStdin, UsageError, writeJson } from './io.js';
@@ -31,7 +31,7 @@ Example:
       const text = await readStdin();
       const config = loadJuryConfig(opts);
       // Check the input before starting any simulator or connection.
-      const mapped = mapRecord(parseJsonInput(text, 'a trace record'), config.input.mapping, { maxSteps: config.segmentation.max_steps });
+      const mapped = mapRecord(parseJsonInput(text, 'a trace record'), config.input.mapping, { maxSteps: config.segmentation.max_steps }, scoreFieldsOf(config));
       if (!mapped.ok) throw new UsageError(`invalid record: ${mapped.error}`);
       const prepared = prepareRecord(mapped.record, config);
       if (!prepared.ok) throw new UsageError(`cannot judge record ${mapped.record.id}: ${prepared.error}`);

@@ -11,6 +11,7 @@ import { createOpenAIProvider } from '../llm/openai-provider.js';
 import { resolveModelPath } from '../models/cache.js';
 import type { Provider } from '../llm/types.js';
 import { loadPromptSet } from '../prompts/templates.js';
+import { loadExternalSources } from './external-sources.js';
 
 /** Builds the provider that serves one endpoint. */
 export type ProviderFactory = (name: string, endpoint: EndpointConfig) => Provider;
@@ -58,6 +59,8 @@ function gatewayEndpoints(opts: RuntimeOptions): Record<string, EndpointConfig> 
  */
 export async function openRuntime(opts: RuntimeOptions): Promise<JuryRuntime> {
   const { config } = opts;
+  // Before the gateway opens: an unreadable external source stops the command with nothing to close.
+  const external = await loadExternalSources(config);
   // Once per model, before any call: the rows will say null (unknown), never a silent $0.
   for (const model of unpricedModels(config)) logger('ledger').warn(`model "${model}" has no price under prices: cost_usd of its calls is null (unknown), not 0`, { model });
   const gateway = createGateway({
@@ -72,7 +75,7 @@ export async function openRuntime(opts: RuntimeOptions): Promise<JuryRuntime> {
   });
   // Records start Phase 1 as fast as the endpoints serve it, so calls do not pile up in our limiter.
   const admission = phase1Admission((name) => (Object.hasOwn(config.endpoints, name) ? config.endpoints[name]!.max_concurrency : undefined));
-  const jury: JuryContext = { config, gateway, prompts: loadPromptSet(config.prompts_dir), configHash: configHash(config), downMs: gateway.health.downMs, admission };
+  const jury: JuryContext = { config, gateway, prompts: loadPromptSet(config.prompts_dir), configHash: configHash(config), downMs: gateway.health.downMs, admission, ...(external ? { external } : {}) };
   return {
     jury,
     gateway,

@@ -123,5 +123,7 @@ export function configHash(c: JuryConfig): string {
   if (written?.prompts_dir && c.prompts_dir === written.prompts_dir.resolved) shaping.prompts_dir = written.prompts_dir.written;
   const tax = written?.['taxonomy.file'];
   if (tax && c.taxonomy?.file === tax.resolved) shaping.taxonomy = { ...c.taxonomy, file: tax.written };
+  const ext = written?.external;
+  if (ext) shaping.jurors = c.jurors.map((j) => (j.kind === 'external' && j.path !== undefined && ext[j.id]?.resolved === j.path ? { ...j, path: ext[j.id]!.written } : j));
   return createHash('sha256').update(JSON.stringify(canonical(shaping))).digest('hex').slice(0, 16);
 }

@@ -17,6 +17,8 @@ export const WRITTEN_PATHS: unique symbol = Symbol('config paths as written');
 export interface WrittenPaths {
   'taxonomy.file'?: { written: string; resolved: string };
   prompts_dir?: { written: string; resolved: string };
+  /** `path` of external juror seats, by seat id */
+  external?: Record<string, { written: string; resolved: string }>;
 }
 export type LoadedConfig = JuryConfig & { [WRITTEN_PATHS]?: WrittenPaths };
 
@@ -46,9 +48,12 @@ export function resolveConfigPaths(c: JuryConfig, raw: unknown, configPath: stri
       { ...e, ...(e.profile ? { profile: rel(base, e.profile) } : {}), ...(e.model_path && looksLikePath(e.model_path) ? { model_path: rel(base, e.model_path) } : {}) },
     ]),
   );
+  const jurors = c.jurors.map((j) => (j.kind === 'external' && j.path !== undefined ? { ...j, path: rel(base, j.path) } : j));
+  const external = Object.fromEntries(c.jurors.flatMap((j, i) => (j.kind === 'external' && j.path !== undefined ? [[j.id, { written: j.path, resolved: (jurors[i] as typeof j).path! }]] : [])));
   const out: LoadedConfig = {
     ...c,
     endpoints,
+    jurors,
     cache: has(raw, 'cache', 'dir') ? { ...c.cache, dir: rel(base, c.cache.dir) } : c.cache,
     audit_log: c.audit_log.path !== null ? { path: rel(base, c.audit_log.path) } : c.audit_log,
     ...(c.prompts_dir !== undefined ? { prompts_dir: rel(base, c.prompts_dir) } : {}),
@@ -57,6 +62,7 @@ export function resolveConfigPaths(c: JuryConfig, raw: unknown, configPath: stri
   out[WRITTEN_PATHS] = {
     ...(c.taxonomy?.file !== undefined ? { 'taxonomy.file': { written: c.taxonomy.file, resolved: out.taxonomy!.file! } } : {}),
     ...(c.prompts_dir !== undefined ? { prompts_dir: { written: c.prompts_dir, resolved: out.prompts_dir! } } : {}),
+    ...(Object.keys(external).length > 0 ? { external } : {}),
   };
   return out;
 }
@@ -95,6 +101,9 @@ export function pathProblems(c: JuryConfig): string[] {
   for (const [name, e] of Object.entries(c.endpoints)) need(`endpoints.${name}.profile`, e.profile, 'file');
   if (c.taxonomy?.enabled !== false) need('taxonomy.file', c.taxonomy?.file, 'file');
   need('prompts_dir', c.prompts_dir, 'dir');
+  c.jurors.forEach((j, i) => {
+    if (j.kind === 'external' && j.path !== undefined && kindOf(j.path) === 'missing') problems.push(`jurors.${i}.path: no such file or folder ${j.path}`);
+  });
   const blockedCache = c.cache.enabled ? creatable(c.cache.dir) : null;
   if (blockedCache) problems.push(`cache.dir: cannot create ${resolve(c.cache.dir)}: ${blockedCache} is not a folder`);
   if (c.audit_log.path !== null) {

@@ -5,7 +5,7 @@
  */
 import YAML from 'yaml';
 import { z } from 'zod';
-import { JuryConfig, ParticipantConfig } from '../../schemas/config.js';
+import { ExternalSeatConfig, JurorConfig, JuryConfig, ParticipantConfig } from '../../schemas/config.js';
 import { OPERATIONAL_KEYS } from './load.js';
 
 type Schema = z.core.$ZodType;
@@ -36,6 +36,7 @@ interface Unwrapped {
 }
 
 const SEAT_SECTION = 'Seats';
+const EXTERNAL_SECTION = 'External seats';
 const LONG_DEFAULT = 40;
 
 function description(s: Schema): string | undefined {
@@ -70,7 +71,8 @@ function container(s: Schema): { kind: 'record' | 'array'; item: Unwrapped } | u
   return undefined;
 }
 
-const isSeat = (s: Schema): boolean => s === ParticipantConfig;
+// A `jurors` entry is a seat too: a model seat, or an external one (its own section).
+const isSeat = (s: Schema): boolean => s === ParticipantConfig || s === JurorConfig;
 
 // --- types, from the JSON Schema zod derives for a leaf ---------------------------------------
 
@@ -150,10 +152,14 @@ function meaningOf(u: Unwrapped, path: string): string {
 interface Walk {
   /** where a seat is used, for the Seats section's intro */
   seatUsers: string[];
+  /** a list of jurors was met: it may hold external seats */
+  external: boolean;
 }
 
 function seatRow(u: Unwrapped, path: string, list: boolean, section: Section, walk: Walk): ReferenceRow {
   walk.seatUsers.push(list ? `${path}[]` : path);
+  const held = container(u.core);
+  if (held && held.item.core === JurorConfig) walk.external = true;
   const min = list ? (z.toJSONSchema(u.core, { io: 'input', unrepresentable: 'any' }) as Json).minItems : undefined;
   const type = list ? `list of seats${typeof min === 'number' && min > 0 ? ` (at least ${min})` : ''}` : 'seat';
   return { path, type, default: defaultText(u, path, section, true), meaning: `${meaningOf(u, path)} Keys: see [${SEAT_SECTION}](#seats).` };
@@ -195,7 +201,7 @@ function ownsSection(u: Unwrapped): boolean {
 
 /** Top-level scalars and seats in one table; each structured top-level key in its own section. */
 export function referenceSections(root: z.ZodObject = JuryConfig): Section[] {
-  const walk: Walk = { seatUsers: [] };
+  const walk: Walk = { seatUsers: [], external: false };
   const top = newSection('Top level', 'Keys at the root of the file. Structured keys have their own section below.');
   const rest: Section[] = [];
   for (const [key, child] of Object.entries(root.shape)) {
@@ -215,7 +221,13 @@ export function referenceSections(root: z.ZodObject = JuryConfig): Section[] {
     const seats = newSection(SEAT_SECTION, `${meaningOf(unwrap(ParticipantConfig), SEAT_SECTION)} Used by ${walk.seatUsers.map((p) => `\`${p}\``).join(', ')}; \`<seat>\` below stands for any of them.`);
     walkShape(ParticipantConfig.shape, '<seat>', seats, walk);
     // Right after endpoints (or first): seats are what a reader configures next.
-    rest.splice(rest.findIndex((s) => s.title === 'endpoints') + 1, 0, seats);
+    const at = rest.findIndex((s) => s.title === 'endpoints') + 1;
+    rest.splice(at, 0, seats);
+    if (walk.external) {
+      const ext = newSection(EXTERNAL_SECTION, `${meaningOf(unwrap(ExternalSeatConfig), EXTERNAL_SECTION)} Keys of a \`jurors[]\` entry with \`kind: external\` (README, "External judges as jurors").`);
+      walkShape(ExternalSeatConfig.shape, 'jurors[]', ext, walk);
+      rest.splice(at + 1, 0, ext);
+    }
   }
   return [top, ...rest];
 }

@@ -5,6 +5,7 @@ import type { Verdict } from '../../schemas/verdict.js';
 import { mergedUnion } from '../jury/aggregate.js';
 import { consolidate } from '../jury/consolidate.js';
 import { deliberate } from '../jury/deliberation/index.js';
+import { ExternalRecordMissing } from '../jury/external/index.js';
 import { type JudgeInput, judgeRecord } from '../jury/judge.js';
 import { minJurors, seatWithSeed } from '../jury/seats.js';
 import { prepareRecord } from '../pipeline/steps/segment.js';
@@ -64,6 +65,12 @@ export async function judgeRecords(runtime: JuryRuntime, records: readonly Trace
         out.inputs.set(r.id, p.input);
         try {
           return await judgeRecord(runtime.jury, p.input);
+        } catch (err) {
+          // An external seat's source lacks it (`on_missing: dead_letter`): the stage would dead-letter it too.
+          if (!(err instanceof ExternalRecordMissing)) throw err;
+          out.inputs.delete(r.id);
+          out.unprepared.push({ record_id: r.id, error: err.message });
+          return null;
         } finally {
           opts.onDone?.();
         }

@@ -1,4 +1,4 @@
-import type { JuryConfig, ParticipantConfig } from '../../schemas/config.js';
+import { isExternalSeat, type JurorConfig, type JuryConfig, type ParticipantConfig } from '../../schemas/config.js';
 import type { Defect } from '../../schemas/defect.js';
 import type { CallUsage } from '../../schemas/usage.js';
 import { type Judgement, type TerminationReason, type TranscriptTurn, Verdict } from '../../schemas/verdict.js';
@@ -10,7 +10,8 @@ import { consolidate } from './consolidate.js';
 import { deliberate } from './deliberation/index.js';
 import type { Phase1Admission } from './admission.js';
 import { runPhase1, type Phase1Result } from './phase1.js';
-import { activeJurors, minJurors, seatWithSeed } from './seats.js';
+import { externalJudgement, type ExternalSources } from './external/index.js';
+import { activeSeats, minJurors, seatWithSeed } from './seats.js';
 
 /** Everything judging needs besides the record; built once per run. */
 export interface JuryContext {
@@ -22,10 +23,14 @@ export interface JuryContext {
   downMs?: () => number;
   /** holds a record's Phase 1 until its endpoints can take the calls (./admission.ts); absent: no holding */
   admission?: Phase1Admission;
+  /** sources of `kind: external` seats that read files (src/compose/external-sources.ts) */
+  external?: ExternalSources;
 }
 
 export interface JudgeInput extends TraceInput {
   id: string;
+  /** per `step_scores` seat id, the scores its `field` held in the input row */
+  scores?: Readonly<Record<string, unknown>> | undefined;
 }
 
 type Phase2 = { defects: Defect[]; dissenting: string[]; droppedRefs: number; degradedReason: string | null; usage: CallUsage[] } & Partial<Deliberated>;
@@ -78,15 +83,39 @@ async function phase1(ctx: JuryContext, input: JudgeInput, jurors: ParticipantCo
 }
 
 /**
+ * Phase 1 over every seat, in seat order: model jurors are called (./phase1.ts), external seats
+ * read (./external/), before any call so a dead-lettered record costs nothing. A seat that
+ * abstains on the record is not seated for it.
+ */
+async function seatedPhase1(ctx: JuryContext, input: JudgeInput, seats: readonly JurorConfig[]): Promise<Phase1Result> {
+  const read = new Map<string, Judgement | null>();
+  for (const s of seats) {
+    if (!isExternalSeat(s)) continue;
+    const out = externalJudgement(s, input, ctx.external);
+    read.set(s.id, 'abstain' in out ? null : out.judgement);
+  }
+  const models = seats.filter((s): s is ParticipantConfig => !isExternalSeat(s));
+  const p1 = models.length > 0 ? await phase1(ctx, input, models) : { judgements: [], usage: [] };
+  const called = new Map(p1.judgements.map((j) => [j.juror_id, j]));
+  const judgements = seats.flatMap((s) => {
+    const j = isExternalSeat(s) ? read.get(s.id) : called.get(s.id);
+    return j ? [j] : [];
+  });
+  return { judgements, usage: p1.usage };
+}
+
+/**
  * One record through the jury: Phase 1 fan-out, then the configured Phase 2. Never throws for
- * model failures: a record that cannot be judged gets a verdict with `error` set. The one
- * exception is EndpointOutageError (an endpoint down beyond the run's limit), thrown on so the
- * record stays unjudged instead of getting a verdict it does not deserve.
+ * model failures: a record that cannot be judged gets a verdict with `error` set. The
+ * exceptions: EndpointOutageError (an endpoint down beyond the run's limit), thrown on so the
+ * record stays unjudged instead of getting a verdict it does not deserve; and
+ * ExternalRecordMissing, thrown before any call when an external seat with
+ * `on_missing: dead_letter` lacks the record (the caller dead-letters it).
  */
 export async function judgeRecord(ctx: JuryContext, input: JudgeInput): Promise<Verdict> {
-  const jurors = activeJurors(ctx.config);
+  const p1 = await seatedPhase1(ctx, input, activeSeats(ctx.config));
+  const jurors = p1.judgements; // the seats that sat for this record
   const need = minJurors(ctx.config, jurors.length);
-  const p1 = await phase1(ctx, input, jurors);
   const ok = p1.judgements.filter((j) => j.ok);
   const failed = p1.judgements.filter((j) => !j.ok);
   const base = {

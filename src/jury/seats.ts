@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { JuryConfig, ParticipantConfig } from '../../schemas/config.js';
+import { isExternalSeat, type JurorConfig, type JuryConfig, type ParticipantConfig } from '../../schemas/config.js';
 
 // Keyed by the configured seat object; config objects are not changed once parsed.
 const seededSeats = new WeakMap<ParticipantConfig, ParticipantConfig>();
@@ -21,10 +21,20 @@ export function seatWithSeed(seat: ParticipantConfig): ParticipantConfig {
   return seeded;
 }
 
-/** Jurors Phase 1 actually calls: one for `single`, all otherwise. */
-export function activeJurors(config: JuryConfig): ParticipantConfig[] {
+/** Seats Phase 1 consults, in seat order: one for `single`, all otherwise; model seats seeded, external ones as configured. */
+export function activeSeats(config: JuryConfig): JurorConfig[] {
   const jurors = config.mode === 'single' ? config.jurors.slice(0, 1) : config.jurors;
-  return jurors.map(seatWithSeed);
+  return jurors.map((j) => (isExternalSeat(j) ? j : seatWithSeed(j)));
+}
+
+/** Model jurors Phase 1 actually calls (external seats make no call: src/jury/external/). */
+export function activeJurors(config: JuryConfig): ParticipantConfig[] {
+  return activeSeats(config).filter((j): j is ParticipantConfig => !isExternalSeat(j));
+}
+
+/** The jurors that are model seats, in seat order. */
+export function modelJurors(config: Pick<JuryConfig, 'jurors'>): ParticipantConfig[] {
+  return config.jurors.filter((j): j is ParticipantConfig => !isExternalSeat(j));
 }
 
 /** Default minimum: a majority of the seated jurors (1 for a single judge). */

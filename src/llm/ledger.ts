@@ -17,7 +17,8 @@ export function costOf(prices: PriceTable, model: string, tokensIn: number, toke
 
 /** Models of the config's seats with no entry under `prices`, sorted: their calls' cost is unknown. */
 export function unpricedModels(config: Pick<JuryConfig, 'jurors' | 'consolidator' | 'moderator' | 'taxonomy' | 'prices'>): string[] {
-  const seats = [...config.jurors, config.consolidator, config.moderator, config.taxonomy?.assigner, config.taxonomy?.inducer];
+  // External jurors make no call, so they have no price to miss.
+  const seats = [...config.jurors.filter((j) => j.kind !== 'external'), config.consolidator, config.moderator, config.taxonomy?.assigner, config.taxonomy?.inducer];
   const models = new Set(seats.filter((s) => s !== undefined).map((s) => s.model));
   return [...models].filter((m) => !Object.hasOwn(config.prices, m)).sort();
 }

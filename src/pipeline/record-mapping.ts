@@ -170,6 +170,23 @@ function checkLimits(c: Record<string, unknown>, limits: MappingLimits): string[
   return errors;
 }
 
+/** Per `step_scores` external seat id, the path of its scores in each input row. */
+export type ScoreFields = Readonly<Record<string, string>>;
+
+export const scoreFieldsOf = (config: Pick<JuryConfig, 'jurors'>): ScoreFields =>
+  Object.fromEntries(config.jurors.flatMap((j) => (j.kind === 'external' && j.format === 'step_scores' && j.field ? [[j.id, j.field]] : [])));
+
+/** The scores each seat's path holds; nothing there is left out (the seat's `on_missing` decides). */
+function readScores(raw: object, fields: ScoreFields): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> = {};
+  for (const [seat, path] of Object.entries(fields)) {
+    const v = getPath(raw, path);
+    if (v === undefined || v === null) continue;
+    out[seat] = ArrayBuffer.isView(v) && !(v instanceof DataView) ? Array.from(v as unknown as ArrayLike<unknown>) : v;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
 /**
  * Maps one raw row to a TraceRecord.
  *  - id: string, or a finite number / bigint (stringified); required.
@@ -177,11 +194,13 @@ function checkLimits(c: Record<string, unknown>, limits: MappingLimits): string[
  *  - steps: array of strings, kept as given; an empty array counts as absent (the trace is used).
  *  - meta: list of paths (copied under their path) or one path to an object (its entries copied).
  *  - null in any optional field means absent, as nullable Parquet columns produce it.
+ *  - scores: per `step_scores` seat, the value at its `field` (checked when the seat reads it).
  */
 export function mapRecord(
   raw: unknown,
   mapping: FieldMapping = DEFAULT_FIELD_MAPPING,
   limits: Partial<MappingLimits> = {},
+  scoreFields: ScoreFields = {},
 ): MapResult {
   const lim: MappingLimits = { ...DEFAULT_MAPPING_LIMITS, ...limits };
   if (!isPlainObject(raw)) return { ok: false, error: `record: expected object, received ${typeName(raw)}` };
@@ -207,6 +226,7 @@ export function mapRecord(
     gold: buildGold(optional(mapping.gold)),
   };
   if (Array.isArray(candidate.steps) && candidate.steps.length === 0) candidate.steps = undefined;
+  candidate.scores = readScores(raw, scoreFields);
   if (errors.length > 0) return { ok: false, error: errors.join('; ') };
 
   const limitErrors = checkLimits(candidate, lim);
@@ -228,9 +248,10 @@ export function mapSourceItem(
   mapping: FieldMapping = DEFAULT_FIELD_MAPPING,
   limits: Partial<MappingLimits> = {},
   maxRawTextBytes = DEFAULT_MAX_RAW_TEXT_BYTES,
+  scoreFields: ScoreFields = {},
 ): MappedItem {
   if (!item.ok) return item;
-  const r = mapRecord(item.raw, mapping, limits);
+  const r = mapRecord(item.raw, mapping, limits, scoreFields);
   if (r.ok) return { ok: true, position: item.position, record: r.record };
   const raw = rawTextFromValue(item.raw, maxRawTextBytes);
   return { position: item.position, ok: false, error: r.error, rawText: raw.rawText, rawTextTruncated: raw.rawTextTruncated };
@@ -245,9 +266,15 @@ export interface IntakeSettings {
   mapping: FieldMapping;
   /** a record's own steps list over this is a dead letter before it is parsed (segmentation.max_steps) */
   maxSteps: number;
+  /** where `step_scores` external seats find their scores (absent: none) */
+  scoreFields?: ScoreFields;
 }
 
-export const intakeSettings = (config: Pick<JuryConfig, 'input' | 'segmentation'>): IntakeSettings => ({ mapping: config.input.mapping, maxSteps: config.segmentation.max_steps });
+export const intakeSettings = (config: Pick<JuryConfig, 'input' | 'segmentation' | 'jurors'>): IntakeSettings => ({
+  mapping: config.input.mapping,
+  maxSteps: config.segmentation.max_steps,
+  scoreFields: scoreFieldsOf(config),
+});
 
 export interface Intake {
   env: Envelope;
@@ -260,7 +287,7 @@ function recordChars(r: TraceRecord): number {
 }
 
 export function intake(item: SourceItem, settings: IntakeSettings): Intake {
-  const mapped = mapSourceItem(item, settings.mapping, { maxSteps: settings.maxSteps });
+  const mapped = mapSourceItem(item, settings.mapping, { maxSteps: settings.maxSteps }, DEFAULT_MAX_RAW_TEXT_BYTES, settings.scoreFields);
   if (!mapped.ok) {
     const dead = deadLetter(item.position, mapped.error, mapped.rawText, mapped.rawTextTruncated);
     return { env: { position: item.position, item, dead }, chars: mapped.rawText.length };

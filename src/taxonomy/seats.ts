@@ -1,5 +1,5 @@
 import type { JuryConfig, ParticipantConfig, TaxonomyConfig } from '../../schemas/config.js';
-import { seatWithSeed } from '../jury/seats.js';
+import { modelJurors, seatWithSeed } from '../jury/seats.js';
 
 export const DEFAULT_TAXONOMY_SETTINGS: TaxonomyConfig = { enabled: true, batch_size: 8, max_rounds: 3 };
 
@@ -10,12 +10,13 @@ export function taxonomySettings(config: JuryConfig): TaxonomyConfig {
 
 /**
  * The seat that assigns leaves. Without one configured, the consolidator's model (else the
- * first juror's) at temperature 0: labelling is a lookup, and a re-run should label alike.
+ * first model juror's) at temperature 0: labelling is a lookup, and a re-run should label alike.
  */
 export function assignerSeat(config: JuryConfig): ParticipantConfig {
   const t = config.taxonomy;
   if (t?.assigner) return seatWithSeed(t.assigner);
-  const base = config.consolidator ?? config.jurors[0]!;
+  const base = config.consolidator ?? modelJurors(config)[0];
+  if (!base) throw new Error('taxonomy needs taxonomy.assigner: every juror is external and there is no consolidator to borrow a model from');
   return seatWithSeed({ ...base, id: 'taxonomist', temperature: 0 });
 }
 

@@ -6,7 +6,7 @@ import type { ModelGateway } from '../../llm/types.js';
 import type { PanelEntry, TraceInput } from '../../prompts/build.js';
 import type { PromptSet } from '../../prompts/templates.js';
 import { agreement, dissent, mergedUnion } from '../aggregate.js';
-import { seatWithSeed } from '../seats.js';
+import { modelJurors, seatWithSeed } from '../seats.js';
 import { extractVerdict } from './extract.js';
 import { runLoop } from './loop.js';
 import { settledSection, sharedAuditPart } from './prompts.js';
@@ -64,15 +64,19 @@ export async function deliberate(args: {
   if (policy.enabled && policy.skip_when_unanimous && tri.path === 'unanimous') {
     return { ...quiet, defects: tri.settled, confidence: agreement(tri.settled, judgements), termination: 'skipped_unanimous', path: 'skipped_unanimous' };
   }
-  if (ok.length < 2) {
+  // External seats' findings are openings like any juror's, but they cannot speak (README,
+  // "External judges as jurors"): only model jurors that succeeded take turns.
+  const okIds = new Set(ok.map((j) => j.juror_id));
+  const speakers = modelJurors(config).filter((j) => okIds.has(j.id));
+  if (speakers.length < 2) {
     const defects = mergedUnion(judgements);
-    return { ...quiet, defects, confidence: agreement(defects, judgements), termination: 'error', path: 'too_few_jurors', degradedReason: `deliberation needs at least 2 jurors, ${ok.length} succeeded in phase 1; verdict aggregated from phase 1` };
+    const who = speakers.length === ok.length ? `${ok.length} succeeded in phase 1` : `${speakers.length} model juror(s) succeeded in phase 1 (external seats do not speak)`;
+    return { ...quiet, defects, confidence: agreement(defects, judgements), termination: 'error', path: 'too_few_jurors', degradedReason: `deliberation needs at least 2 jurors, ${who}; verdict aggregated from phase 1` };
   }
 
   const focus = policy.enabled && policy.contested_only && tri.path === 'contested' && tri.settled.length > 0;
   const panel: PanelEntry[] = focus ? tri.contested : ok.map((j) => ({ juror_id: j.juror_id, defects: j.defects }));
   const settled = focus ? tri.settled : [];
-  const okIds = new Set(ok.map((j) => j.juror_id));
   const moderator = seatWithSeed(config.moderator!);
   const turns = new TurnRenderer();
   const openings = renderOpenings(panel);
@@ -83,7 +87,7 @@ export async function deliberate(args: {
     settings,
     maxRounds: policy.enabled ? policy.max_rounds : undefined,
     moderator,
-    jurors: config.jurors.filter((j) => okIds.has(j.id)).map(seatWithSeed),
+    jurors: speakers.map(seatWithSeed),
     turn: {
       set: args.prompts,
       shared: sharedAuditPart(args.prompts, args.input, config.propagation),

@@ -21,7 +21,7 @@ export function prepareRecord(record: TraceRecord, config: Pick<JuryConfig, 'seg
   }
   const overCap = stepCapReason(steps.length, config.segmentation.max_steps);
   if (overCap !== null) return { ok: false, error: overCap };
-  return { ok: true, input: { id: record.id, problem: record.problem, steps, final_solution: record.final_solution } };
+  return { ok: true, input: { id: record.id, problem: record.problem, steps, final_solution: record.final_solution, ...(record.scores ? { scores: record.scores } : {}) } };
 }
 
 /** Cuts the record into the steps the jury reads; an unsegmentable record is a dead letter. */
