@@ -331,7 +331,7 @@ export const JuryConfig = z
       .default({ path: null })
       .describe('Audit log of model calls (operational, not in config_hash).'),
     // Optional rather than defaulted so configs without it keep their config_hash.
-    verdict_details: VerdictDetails.optional().describe('Write the `verdict_details` table (Phase 1 judgements, transcript, dissent, termination; docs/tables.md): `auto` (absent) in deliberation mode only, `on` in every mode, `off` never. `--verdict-details` overrides it (operational, not in config_hash).'),
+    verdict_details: VerdictDetails.optional().describe('Write the `verdict_details` table (Phase 1 judgements, transcript, dissent, termination; docs/tables.md): `auto` (absent) in deliberation mode or with a verification pass on (`removal_pass`, `arbiter`), `on` in every mode, `off` never. `--verdict-details` overrides it (operational, not in config_hash).'),
     filter: FilterPolicy.default({ rules: DEFAULT_FILTER_RULES as FilterRule[], default: 'keep' }),
     prompts_dir: z.string().optional().describe('Folder of prompt templates overriding the shipped ones (same file names, see `prompts/`); a template missing there comes from the shipped set. A relative path is relative to the config file. It must exist.'),
     input: z

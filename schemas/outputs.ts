@@ -254,7 +254,7 @@ export const VerdictDetailRow = z
     dropped_negatives: z.array(DroppedRow).nullable().describe('Defects the removal pass (`removal_pass`) took out of the verdict, with its reasons; null when the pass is off or failed (`degraded_reason` of `verdicts` says which).'),
     negative_adjudications: z.array(AdjudicationRow).nullable().describe('Rulings of the evidence arbiter (`arbiter`) on the contested findings; null when it is off or failed.'),
   })
-  .describe('One row per verdict, written when `verdict_details` is on (default: deliberation mode only): the Phase 1 judgements, the transcript, the dissent and how Phase 2 ended, as nested lists of structs (DuckDB: `unnest`).');
+  .describe('One row per verdict, written when `verdict_details` is on (default: deliberation mode, or a verification pass on): the Phase 1 judgements, the transcript, the dissent, how Phase 2 ended and what the verification passes removed and ruled, as nested lists of structs (DuckDB: `unnest`).');
 export type VerdictDetailRow = z.infer<typeof VerdictDetailRow>;
 
 /** Table name -> row schema; the name is also the folder under out/. */
