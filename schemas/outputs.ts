@@ -232,7 +232,7 @@ const DroppedRow = z
 const AdjudicationRow = z
   .object({
     defect: PassDefect,
-    source: z.enum(ADJUDICATION_SOURCES).describe('`split_vote`: a consensus defect fewer jurors backed than succeeded; `dissent`: a Phase 1 finding the consensus left out.'),
+    origin: z.enum(ADJUDICATION_SOURCES).describe('`split_vote`: a consensus defect fewer jurors backed than succeeded; `dissent`: a Phase 1 finding the consensus left out.'),
     ruling: z.enum(ARBITER_RULINGS).describe('`upheld`: in the verdict (a dissenting finding joins it); `rejected`: out of it (a split-vote defect leaves it).'),
     rationale: z.string().describe('The arbiter\'s reason, from the trace.'),
   })

@@ -54,8 +54,8 @@ export const ARBITER_RULINGS = ['upheld', 'rejected'] as const;
 /** The evidence arbiter's ruling on one contested finding (App. E `negative_adjudications`). */
 export const NegativeAdjudication = z.object({
   defect: Defect,
-  /** split_vote: a consensus defect fewer jurors backed than succeeded; dissent: a Phase 1 finding left out of the consensus */
-  source: z.enum(ADJUDICATION_SOURCES),
+  /** (`origin`, not `source`: DuckDB reserves that word) split_vote: a consensus defect fewer jurors backed than succeeded; dissent: a Phase 1 finding left out of the consensus */
+  origin: z.enum(ADJUDICATION_SOURCES),
   /** upheld: stays in (or, for dissent, joins) the verdict; rejected: stays out (or leaves) */
   ruling: z.enum(ARBITER_RULINGS),
   rationale: z.string(),

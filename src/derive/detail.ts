@@ -64,7 +64,7 @@ export function detailRow(v: Verdict): VerdictDetailRow {
       outcome: u.outcome,
     })),
     dropped_negatives: v.dropped_negatives ? v.dropped_negatives.map((x) => ({ defect: passDefect(x.defect), reason: x.reason })) : null,
-    negative_adjudications: v.negative_adjudications ? v.negative_adjudications.map((a) => ({ defect: passDefect(a.defect), source: a.source, ruling: a.ruling, rationale: a.rationale })) : null,
+    negative_adjudications: v.negative_adjudications ? v.negative_adjudications.map((a) => ({ defect: passDefect(a.defect), origin: a.origin, ruling: a.ruling, rationale: a.rationale })) : null,
   };
 }
 

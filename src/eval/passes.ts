@@ -27,8 +27,8 @@ export type PassRung = 'none' | 'removal' | 'arbiter';
 /** The defects the verdict would have had with only `rung` applied ('none': Phase 2's consensus). */
 export function defectsWith(v: Verdict, rung: PassRung): Defect[] {
   const adj = v.negative_adjudications ?? [];
-  const joined = adj.filter((a) => a.source === 'dissent' && a.ruling === 'upheld').map((a) => a.defect);
-  const rejected = adj.filter((a) => a.source === 'split_vote' && a.ruling === 'rejected').map((a) => a.defect);
+  const joined = adj.filter((a) => a.origin === 'dissent' && a.ruling === 'upheld').map((a) => a.defect);
+  const rejected = adj.filter((a) => a.origin === 'split_vote' && a.ruling === 'rejected').map((a) => a.defect);
   const dropped = (v.dropped_negatives ?? []).map((x) => x.defect);
   const joinedKeys = new Set(joined.map(key));
   const consensus = unique([...v.defects.filter((d) => !joinedKeys.has(key(d))), ...dropped, ...rejected]);

@@ -22,10 +22,10 @@ const v = verdict('r1', {
   defects: [d(1, 3), d(5)],
   dropped_negatives: [{ defect: d(2, 2), reason: 'not in the step' }],
   negative_adjudications: [
-    { defect: d(3), source: 'split_vote', ruling: 'rejected', rationale: '' },
-    { defect: d(2, 2), source: 'split_vote', ruling: 'upheld', rationale: '' },
-    { defect: d(5), source: 'dissent', ruling: 'upheld', rationale: '' },
-    { defect: d(6), source: 'dissent', ruling: 'rejected', rationale: '' },
+    { defect: d(3), origin: 'split_vote', ruling: 'rejected', rationale: '' },
+    { defect: d(2, 2), origin: 'split_vote', ruling: 'upheld', rationale: '' },
+    { defect: d(5), origin: 'dissent', ruling: 'upheld', rationale: '' },
+    { defect: d(6), origin: 'dissent', ruling: 'rejected', rationale: '' },
   ],
 });
 const steps = (ds: Defect[]) => ds.map((x) => x.statement_refs[0]).sort();

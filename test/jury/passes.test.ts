@@ -74,7 +74,7 @@ describe('verification passes (removal pass, evidence arbiter)', () => {
     expect(Verdict.parse(v)).toEqual(v);
     expect(refsOf(v)).toEqual([[3]]);
     expect(v.dropped_negatives).toEqual([{ defect: expect.objectContaining({ statement_refs: [4] }), reason: 'STEP-4 says something else' }]);
-    expect(v.negative_adjudications?.map((a) => [a.defect.statement_refs, a.source, a.ruling])).toEqual([
+    expect(v.negative_adjudications?.map((a) => [a.defect.statement_refs, a.origin, a.ruling])).toEqual([
       [[2], 'split_vote', 'rejected'],
       [[3], 'dissent', 'upheld'],
     ]);

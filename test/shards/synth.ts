@@ -217,7 +217,7 @@ function passDetail(r: () => number, i: number): Pick<VerdictDetailRow, 'dropped
   return {
     dropped_negatives: n === null ? null : Array.from({ length: n - 1 }, (_, k) => ({ defect: passDefect(r, i, k), reason: makeText(r, i + 3 * k) })),
     negative_adjudications:
-      n === null || i % 5 === 0 ? null : Array.from({ length: n }, (_, k) => ({ defect: passDefect(r, i, k), source: k % 2 ? ('dissent' as const) : ('split_vote' as const), ruling: k % 3 ? ('upheld' as const) : ('rejected' as const), rationale: makeText(r, i + 5 * k) })),
+      n === null || i % 5 === 0 ? null : Array.from({ length: n }, (_, k) => ({ defect: passDefect(r, i, k), origin: k % 2 ? ('dissent' as const) : ('split_vote' as const), ruling: k % 3 ? ('upheld' as const) : ('rejected' as const), rationale: makeText(r, i + 5 * k) })),
   };
 }
 

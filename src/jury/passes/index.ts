@@ -57,7 +57,7 @@ export function applyPasses(consensus: readonly Defect[], removals: Removals | n
   for (const [i, r] of rulings ?? []) {
     const source = contested.sources[i]!;
     const defect = contested.defects[i]!;
-    adjudications.push({ defect, source, ruling: r.ruling, rationale: r.rationale });
+    adjudications.push({ defect, origin: source, ruling: r.ruling, rationale: r.rationale });
     if (source === 'split_vote' && r.ruling === 'rejected') gone.add(contested.consensusIndex[i]!);
     if (source === 'dissent' && r.ruling === 'upheld') joined.push(defect);
   }
