@@ -5,6 +5,7 @@ import { machine } from './common.js';
 import { benchEvalLadder } from './eval-ladder.js';
 import { benchKafka } from './kafka.js';
 import { benchLocal } from './local.js';
+import { benchPasses } from './passes.js';
 import { benchSegmentation } from './segment.js';
 import { benchThroughput } from './throughput.js';
 import { benchWholeRun } from './whole-run.js';
@@ -16,6 +17,7 @@ const BENCHES: Record<string, () => Promise<string> | string> = {
   throughput: () => benchThroughput(800),
   memory: () => benchMemory(),
   'eval-ladder': () => benchEvalLadder(),
+  passes: () => benchPasses(),
   local: () => benchLocal(),
   deliberation: () => benchDeliberation(),
   kafka: () => benchKafka(),

@@ -104,6 +104,9 @@ export const DEFAULT_MAX_TOKENS: Readonly<Record<Phase, number>> = {
   juror_turn: 2048,
   // induction writes a whole taxonomy in one reply
   taxonomy: 8192,
+  // the verification passes answer one short line per finding
+  removal: 4096,
+  arbiter: 4096,
 };
 
 const budget = (phase: Phase, what: string) => z.int().positive().optional().describe(`${what}; absent: ${DEFAULT_MAX_TOKENS[phase]}.`);
@@ -116,6 +119,8 @@ export const MaxTokensConfig = z
     juror_turn: budget('juror_turn', 'Each juror turn of a deliberation (prose)'),
     extraction: budget('extraction', 'The verdict extracted from a deliberation'),
     taxonomy: budget('taxonomy', 'Taxonomy assignment and induction calls'),
+    removal: budget('removal', 'The removal pass (`removal_pass`)'),
+    arbiter: budget('arbiter', 'The evidence arbiter (`arbiter`)'),
   })
   .strict()
   .describe('Default max_tokens per kind of call, for seats without their own `max_tokens` (kind `local` endpoints excepted: the model\'s context bounds them). Every HTTP call carries a budget, so a server never generates to the end of its context for a reply nobody waits for.');
@@ -250,6 +255,31 @@ export const DeliberationConfig = z
   .describe('Deliberation mode (paper §2.2.2, App. C.2, C.3, F; docs/deliberation.md). Used only with `mode: deliberation`; absent: the defaults below.');
 export type DeliberationConfig = z.infer<typeof DeliberationConfig>;
 
+/** The seat a verification pass calls when it names none: the consolidator's, else the moderator's, else the first juror's. */
+const passSeat = (what: string, id: string) =>
+  ParticipantConfig.optional().describe(`Seat that ${what}; absent: the consolidator's (else the moderator's, else the first juror's) seat under the id \`${id}\`.`);
+
+export const RemovalPassConfig = z
+  .object({
+    enabled: z.boolean().default(true).describe('`false` keeps the section but turns the pass off.'),
+    seat: passSeat('reviews the consensus defects', 'removal'),
+    max_findings: z.int().positive().max(200).default(40).describe('Most consensus defects reviewed in one call; defects beyond it are kept unreviewed.'),
+  })
+  .strict()
+  .describe('Removal pass (paper App. E, `dropped_negatives`): after Phase 2, one model call re-reads the trace and the consensus defects and drops those the trace does not support, each with a reason. A failed call keeps the verdict as it was, marked degraded; an endpoint outage stops the stage as for any call. The section\'s presence turns it on unless `enabled: false`.');
+export type RemovalPassConfig = z.infer<typeof RemovalPassConfig>;
+
+export const ArbiterConfig = z
+  .object({
+    enabled: z.boolean().default(true).describe('`false` keeps the section but turns the arbiter off.'),
+    seat: passSeat('rules on contested defects', 'arbiter'),
+    dissent: z.boolean().default(true).describe('Also put dissenting Phase 1 findings (cited by a juror, absent from the verdict) before the arbiter; an upheld one joins the verdict.'),
+    max_findings: z.int().positive().max(200).default(40).describe('Most contested findings ruled on in one call (split votes first, then dissent); the rest stay as Phase 2 left them.'),
+  })
+  .strict()
+  .describe('Evidence arbiter (paper App. E, `negative_adjudications`): one model call rules on the contested findings, consensus defects with a split vote (fewer votes than jurors that succeeded) and dissenting Phase 1 findings, from the trace: `upheld` or `rejected`, with a rationale. A rejected consensus defect leaves the verdict, an upheld dissenting one joins it. It sees the same consensus as the removal pass (the two run side by side); a defect either removes is gone. A failed call keeps the verdict, marked degraded. The section\'s presence turns it on unless `enabled: false`.');
+export type ArbiterConfig = z.infer<typeof ArbiterConfig>;
+
 export const CorpusConfig = z
   .object({
     enabled: z.boolean().default(true).describe('Write the curated corpus (`corpus/`, docs/layout.md): every judged input record as it was read, with its decision, the rule that fired and a defect summary, one part per decision and range. `--corpus off` turns it off for one run.'),
@@ -318,7 +348,7 @@ export const JuryConfig = z
       .default({ path: null })
       .describe('Audit log of model calls (operational, not in config_hash).'),
     // Optional rather than defaulted so configs without it keep their config_hash.
-    verdict_details: VerdictDetails.optional().describe('Write the `verdict_details` table (Phase 1 judgements, transcript, dissent, termination; docs/tables.md): `auto` (absent) in deliberation mode only, `on` in every mode, `off` never. `--verdict-details` overrides it (operational, not in config_hash).'),
+    verdict_details: VerdictDetails.optional().describe('Write the `verdict_details` table (Phase 1 judgements, transcript, dissent, termination; docs/tables.md): `auto` (absent) in deliberation mode or with a verification pass on (`removal_pass`, `arbiter`), `on` in every mode, `off` never. `--verdict-details` overrides it (operational, not in config_hash).'),
     filter: FilterPolicy.default({ rules: DEFAULT_FILTER_RULES as FilterRule[], default: 'keep' }),
     prompts_dir: z.string().optional().describe('Folder of prompt templates overriding the shipped ones (same file names, see `prompts/`); a template missing there comes from the shipped set. A relative path is relative to the config file. It must exist.'),
     input: z
@@ -341,6 +371,9 @@ export const JuryConfig = z
     taxonomy: TaxonomyConfig.optional(),
     // Optional rather than defaulted so configs without it keep their config_hash.
     deliberation: DeliberationConfig.optional(),
+    // Optional rather than defaulted so configs without them keep their config_hash.
+    removal_pass: RemovalPassConfig.optional(),
+    arbiter: ArbiterConfig.optional(),
     kafka: KafkaConfig.optional(),
     s3: S3Config.optional(),
     output: OutputConfig.prefault({}),
@@ -353,6 +386,8 @@ export const JuryConfig = z
       ['moderator', c.moderator],
       ['taxonomy.assigner', c.taxonomy?.assigner],
       ['taxonomy.inducer', c.taxonomy?.inducer],
+      ['removal_pass.seat', c.removal_pass?.seat],
+      ['arbiter.seat', c.arbiter?.seat],
     ];
     for (const [path, seat] of seats) {
       if (seat && !(seat.endpoint in c.endpoints)) {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Impact } from './defect.js';
 import { CallUsage, Phase } from './usage.js';
-import { JuryMode, TerminationReason } from './verdict.js';
+import { ADJUDICATION_SOURCES, ARBITER_RULINGS, JuryMode, TerminationReason } from './verdict.js';
 
 /**
  * Rows of the shard tables (out/<table>/source=<name>/part-*.parquet). These zod schemas are the
@@ -205,7 +205,7 @@ const TurnRow = z
 
 const CallRow = z
   .object({
-    phase: Phase.describe('What the call served: phase1, consolidation, moderator, juror_turn or extraction.'),
+    phase: Phase.describe('What the call served: phase1, consolidation, moderator, juror_turn, extraction, removal (the removal pass) or arbiter (the evidence arbiter).'),
     participant: z.string().describe('Seat that made the call (a juror id, consolidator, moderator...).'),
     model: z.string().describe('Model called.'),
     tokens_in: int64().nonnegative().describe('Prompt tokens.'),
@@ -216,6 +216,27 @@ const CallRow = z
     outcome: CallUsage.shape.outcome.describe('`ok`, or `error` when the call failed after its retries.'),
   })
   .describe('One logical model call of the jury (after retries).');
+
+const PassDefect = DetailDefect.extend({
+  vote_count: int32().nonnegative().nullable().describe('Jurors who backed the defect; null where the mode records no votes.'),
+  voters: z.array(z.string()).describe('Seat ids of those jurors (empty where the mode records none).'),
+}).describe('One defect as the verification pass saw it.');
+
+const DroppedRow = z
+  .object({
+    defect: PassDefect,
+    reason: z.string().describe('Why the removal pass found the trace does not support it.'),
+  })
+  .describe('One consensus defect the removal pass dropped.');
+
+const AdjudicationRow = z
+  .object({
+    defect: PassDefect,
+    origin: z.enum(ADJUDICATION_SOURCES).describe('`split_vote`: a consensus defect fewer jurors backed than succeeded; `dissent`: a Phase 1 finding the consensus left out.'),
+    ruling: z.enum(ARBITER_RULINGS).describe('`upheld`: in the verdict (a dissenting finding joins it); `rejected`: out of it (a split-vote defect leaves it).'),
+    rationale: z.string().describe('The arbiter\'s reason, from the trace.'),
+  })
+  .describe('One ruling of the evidence arbiter.');
 
 export const VerdictDetailRow = z
   .object({
@@ -230,8 +251,10 @@ export const VerdictDetailRow = z
     dissenting_views: z.array(z.string()).describe('Findings raised by some juror that did not make the verdict, one sentence each.'),
     transcript: z.array(TurnRow).describe('The deliberation in speaking order (empty outside deliberation or when it was skipped).'),
     calls: z.array(CallRow).describe('Every model call the jury made for the record (not taxonomy assignment).'),
+    dropped_negatives: z.array(DroppedRow).nullable().describe('Defects the removal pass (`removal_pass`) took out of the verdict, with its reasons; null when the pass is off or failed (`degraded_reason` of `verdicts` says which).'),
+    negative_adjudications: z.array(AdjudicationRow).nullable().describe('Rulings of the evidence arbiter (`arbiter`) on the contested findings; null when it is off or failed.'),
   })
-  .describe('One row per verdict, written when `verdict_details` is on (default: deliberation mode only): the Phase 1 judgements, the transcript, the dissent and how Phase 2 ended, as nested lists of structs (DuckDB: `unnest`).');
+  .describe('One row per verdict, written when `verdict_details` is on (default: deliberation mode, or a verification pass on): the Phase 1 judgements, the transcript, the dissent, how Phase 2 ended and what the verification passes removed and ruled, as nested lists of structs (DuckDB: `unnest`).');
 export type VerdictDetailRow = z.infer<typeof VerdictDetailRow>;
 
 /** Table name -> row schema; the name is also the folder under out/. */

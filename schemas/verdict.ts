@@ -40,6 +40,28 @@ export const TERMINATION_REASONS = [
 export const TerminationReason = z.enum(TERMINATION_REASONS);
 export type TerminationReason = z.infer<typeof TerminationReason>;
 
+/** A consensus defect the removal pass took out of the verdict (App. E `dropped_negatives`). */
+export const DroppedNegative = z.object({
+  defect: Defect,
+  /** why the trace does not support it, in the pass's words */
+  reason: z.string(),
+});
+export type DroppedNegative = z.infer<typeof DroppedNegative>;
+
+export const ADJUDICATION_SOURCES = ['split_vote', 'dissent'] as const;
+export const ARBITER_RULINGS = ['upheld', 'rejected'] as const;
+
+/** The evidence arbiter's ruling on one contested finding (App. E `negative_adjudications`). */
+export const NegativeAdjudication = z.object({
+  defect: Defect,
+  /** (`origin`, not `source`: DuckDB reserves that word) split_vote: a consensus defect fewer jurors backed than succeeded; dissent: a Phase 1 finding left out of the consensus */
+  origin: z.enum(ADJUDICATION_SOURCES),
+  /** upheld: stays in (or, for dissent, joins) the verdict; rejected: stays out (or leaves) */
+  ruling: z.enum(ARBITER_RULINGS),
+  rationale: z.string(),
+});
+export type NegativeAdjudication = z.infer<typeof NegativeAdjudication>;
+
 /** The jury's answer for one record (paper App. E plus pipeline bookkeeping). */
 export const Verdict = z.object({
   record_id: z.string(),
@@ -61,6 +83,10 @@ export const Verdict = z.object({
   /** set when no verdict could be formed at all (e.g. fewer than min_jurors succeeded). */
   error: z.string().nullable(),
   usage: z.array(CallUsage),
+  /** present when the removal pass ran (absent when it is off, or failed: then degraded_reason says so) */
+  dropped_negatives: z.array(DroppedNegative).optional(),
+  /** present when the evidence arbiter ran (absent when it is off, or failed: then degraded_reason says so) */
+  negative_adjudications: z.array(NegativeAdjudication).optional(),
   prompt_hash: z.string(),
   config_hash: z.string(),
 });

@@ -14,7 +14,7 @@ import { unpricedModels } from '../llm/ledger.js';
 import type { GatewayObserver } from '../llm/observer.js';
 import type { StageView } from '../ops/inputs.js';
 import { ShardCommitter } from '../pipeline/shard-commit.js';
-import { wantsDetail } from '../derive/detail.js';
+import { passesOn, wantsDetail } from '../derive/detail.js';
 import { retryingStore } from '../pipeline/retrying-store.js';
 import { newCounters, runStage, type IntakeHold, type RangeTiming, type StageCounters } from '../pipeline/stage.js';
 import { StorageRetry } from '../pipeline/storage-retry.js';
@@ -160,7 +160,7 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
       sinks: input.sinks,
       intake: intakeSettings(config),
       steps,
-      committer: new ShardCommitter(output.store, { formats: opts.formats, corpus: corpusSetting(opts, config), off: wantsDetail(config.verdict_details, config.mode) ? [] : ['verdict_details'] }),
+      committer: new ShardCommitter(output.store, { formats: opts.formats, corpus: corpusSetting(opts, config), off: wantsDetail(config.verdict_details, config.mode, passesOn(config)) ? [] : ['verdict_details'] }),
       committed: done.ranges,
       concurrency: opts.concurrency,
       range: { maxRecords: opts.maxRecords, maxChars: opts.maxChars, sequentialUnits: input.sequentialUnits },

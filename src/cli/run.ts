@@ -121,7 +121,7 @@ export function registerRun(program: Command): void {
     .option('-i, --input <path>', 'JSONL (.jsonl, .jsonl.gz, .jsonl.zst), Parquet, or a folder of them; s3://bucket/prefix (Parquet objects); kafka://topic[,topic][?group=id] (default: the bundled examples)')
     .option('-o, --out <dir>', 'output folder, or s3://bucket/prefix, for shards and commit manifests', 'out')
     .option('--format <format>', 'shard tables as parquet | arrow | both (Arrow IPC parts go under OUT/arrow/)', 'parquet')
-    .option('--verdict-details <when>', 'auto | on | off: write the verdict_details table (Phase 1 judgements, transcript, dissent); auto = deliberation mode only (default: verdict_details of the config, else auto)')
+    .option('--verdict-details <when>', 'auto | on | off: write the verdict_details table (Phase 1 judgements, transcript, dissent, pass results); auto = deliberation mode or a verification pass on (default: verdict_details of the config, else auto)')
     .option('--corpus <format>', 'curated corpus as parquet | jsonl | off (default: output.corpus of the config, parquet)')
     .option('--concurrency <n>', 'records judged at once', '16')
     .option('--range-records <n>', 'records per committed range (per shard file)', '1000')

@@ -99,3 +99,55 @@ export async function simulatedLadder(loaded: LoadedBenchmark, opts: { threshold
     await runtime.close();
   }
 }
+
+/**
+ * The ladder's jurors and consolidators (their false positives are the unsupported defects) with
+ * a removal pass and an evidence arbiter played by the consolidator's model. The pass rates are
+ * knobs, not measurements: the run shows what a pass with these rates does to the jury's
+ * precision and recall, and that the ladder measures it.
+ */
+export const PASS_RATES = {
+  removal: { keep_true: 0.99, drop_false: 0.6 },
+  arbiter: { uphold_true: 0.85, reject_false: 0.7 },
+} as const;
+
+export function passesProfile(): ProfileFileInput {
+  const models = { ...LADDER_PROFILE.models };
+  for (const m of ['moderator-careful', 'moderator-lenient']) models[m] = { ...models[m], ...PASS_RATES };
+  return { ...LADDER_PROFILE, models };
+}
+
+/** The ladder jury with both passes on; which of them the verdicts show is the ladder's business. */
+export function passesConfig(consolidatorModel = 'moderator-careful'): JuryConfigInput {
+  return { ...ladderConfig(consolidatorModel), removal_pass: {}, arbiter: {} };
+}
+
+/** Judge and score with both passes on: the ladder gains the consensus and each pass alone. */
+export async function simulatedPasses(loaded: LoadedBenchmark, opts: { consolidator?: string; resamples?: number; threshold?: Impact } = {}) {
+  const profile = parseProfile(passesProfile());
+  const provider = createSimProvider({ profile, gold: buildGoldIndex(loaded.records, { mode: 'given' }), latency: 'instant' });
+  const config = evalConfig(parseConfig(passesConfig(opts.consolidator)));
+  const runtime = await openRuntime({ config, auditLogPath: null, providerFor: () => provider });
+  try {
+    const t0 = performance.now();
+    const judged = await judgeRecords(runtime, loaded.records, { concurrency: 32 });
+    const judgeMs = performance.now() - t0;
+    const { report } = await evaluate({
+      loaded,
+      dataPath: 'simulated passes',
+      selected: loaded.records,
+      verdicts: judged.verdicts,
+      runtime,
+      inputs: judged.inputs,
+      knockout: false,
+      moderators: [],
+      prices: config.prices,
+      costBaseline: 'solo strong',
+      score: { ...DEFAULT_SCORE_OPTIONS, threshold: opts.threshold ?? 'minor', resamples: opts.resamples ?? 10_000 },
+      concurrency: 32,
+    });
+    return { report, judgeMs, verdicts: judged.verdicts };
+  } finally {
+    await runtime.close();
+  }
+}

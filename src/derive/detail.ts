@@ -1,17 +1,34 @@
 import type { JuryConfig, VerdictDetails } from '../../schemas/config.js';
+import type { Defect } from '../../schemas/defect.js';
 import type { JuryMode } from '../../schemas/verdict.js';
 import { PHASE1_STATUSES, type VerdictDetailRow } from '../../schemas/outputs.js';
 import type { Verdict } from '../../schemas/verdict.js';
 
 /**
  * Whether a verdict gets a `verdict_details` row. `auto` (the default) writes it where there is
- * something only the detail holds: deliberation's transcript. Other modes' defect rows already
- * carry voters and vote counts, so their Phase 1 detail is on request (`on`).
+ * something only the detail holds: deliberation's transcript, or what a verification pass
+ * (removal pass, evidence arbiter) removed and ruled. Other modes' defect rows already carry
+ * voters and vote counts, so their Phase 1 detail is on request (`on`).
  */
-export function wantsDetail(setting: VerdictDetails | undefined, mode: JuryMode): boolean {
+export function wantsDetail(setting: VerdictDetails | undefined, mode: JuryMode, passes = false): boolean {
   const s = setting ?? 'auto';
-  return s === 'on' || (s === 'auto' && mode === 'deliberation');
+  return s === 'on' || (s === 'auto' && (mode === 'deliberation' || passes));
 }
+
+/** Whether the config turns on a verification pass (`removal_pass`, `arbiter`). */
+export function passesOn(config: Pick<JuryConfig, 'removal_pass' | 'arbiter'>): boolean {
+  return config.removal_pass?.enabled === true || config.arbiter?.enabled === true;
+}
+
+const detailDefect = (d: Defect) => ({
+  statement_refs: d.statement_refs,
+  impact: d.impact,
+  what_went_wrong: d.what_went_wrong,
+  evidence: d.evidence,
+  correct_value: d.correct_value ?? null,
+});
+
+const passDefect = (d: Defect) => ({ ...detailDefect(d), vote_count: d.vote_count ?? null, voters: d.voters ?? [] });
 
 /** The verdict's nested detail: Phase 1 judgements, transcript, dissent, termination facts, calls. */
 export function detailRow(v: Verdict): VerdictDetailRow {
@@ -31,13 +48,7 @@ export function detailRow(v: Verdict): VerdictDetailRow {
       status: j.ok ? ok : failed,
       error: j.ok ? null : (j.error ?? 'failed without a message'),
       dropped_refs: j.dropped_refs,
-      defects: j.defects.map((d) => ({
-        statement_refs: d.statement_refs,
-        impact: d.impact,
-        what_went_wrong: d.what_went_wrong,
-        evidence: d.evidence,
-        correct_value: d.correct_value ?? null,
-      })),
+      defects: j.defects.map(detailDefect),
     })),
     dissenting_views: v.dissenting_views,
     transcript: v.transcript.map((t) => ({ turn: t.turn, round: t.round, speaker: t.speaker, instruction: t.instruction ?? null, content: t.message })),
@@ -52,6 +63,8 @@ export function detailRow(v: Verdict): VerdictDetailRow {
       attempts: u.attempts,
       outcome: u.outcome,
     })),
+    dropped_negatives: v.dropped_negatives ? v.dropped_negatives.map((x) => ({ defect: passDefect(x.defect), reason: x.reason })) : null,
+    negative_adjudications: v.negative_adjudications ? v.negative_adjudications.map((a) => ({ defect: passDefect(a.defect), origin: a.origin, ruling: a.ruling, rationale: a.rationale })) : null,
   };
 }
 

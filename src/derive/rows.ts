@@ -4,7 +4,7 @@ import { type DecisionRow, type DefectRow, defectId, type StepRow, type VerdictD
 import type { SourcePosition } from '../../schemas/trace.js';
 import type { Verdict } from '../../schemas/verdict.js';
 import { decideFacts, factsOfRows } from './decision.js';
-import { detailRow, wantsDetail } from './detail.js';
+import { detailRow, passesOn, wantsDetail } from './detail.js';
 import { stepRows } from './steps.js';
 
 export interface DerivedRows {
@@ -31,7 +31,7 @@ export function criticalPathMs(v: Verdict): number {
 }
 
 /** A verdict and its record's position/meta -> its rows of the shard tables. */
-export function deriveRows(v: Verdict, position: SourcePosition, meta: Record<string, unknown>, config: Pick<JuryConfig, 'severity_threshold' | 'filter' | 'verdict_details'>): DerivedRows {
+export function deriveRows(v: Verdict, position: SourcePosition, meta: Record<string, unknown>, config: Pick<JuryConfig, 'severity_threshold' | 'filter' | 'verdict_details' | 'removal_pass' | 'arbiter'>): DerivedRows {
   const steps = stepRows(v.record_id, v.n_steps, v.defects, config.severity_threshold, v.error === null);
   const sum = (k: 'tokens_in' | 'tokens_out') => v.usage.reduce((a, u) => a + u[k], 0);
   const verdict: VerdictRow = {
@@ -74,7 +74,7 @@ export function deriveRows(v: Verdict, position: SourcePosition, meta: Record<st
     leaf_id: null,
     taxonomy_status: null,
   }));
-  return { verdict, defects, steps, decision: decideRows({ verdict, defects, steps }, config.filter), ...(wantsDetail(config.verdict_details, v.mode) ? { detail: detailRow(v) } : {}) };
+  return { verdict, defects, steps, decision: decideRows({ verdict, defects, steps }, config.filter), ...(wantsDetail(config.verdict_details, v.mode, passesOn(config)) ? { detail: detailRow(v) } : {}) };
 }
 
 /** The decision of a record's rows; the taxonomy step calls it again once defects have leaves. */

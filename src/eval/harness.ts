@@ -10,6 +10,7 @@ import { knockout, type Phase2Runner, phase2System } from './knockout.js';
 import { jurorIds, ladderSystems, type System } from './ladder.js';
 import type { StepMetric } from './metrics/step.js';
 import type { AnalyticRow, EvalReport, KnockoutSummary } from './report.js';
+import { PASS_RUNG_NAMES, pairedDeltas } from './passes.js';
 import { consolidationRunner, deliberationRunner } from './run.js';
 import { pairedLadder } from './paired-ladder.js';
 import { firstVerdicts } from './predictions.js';
@@ -156,6 +157,14 @@ export function missingNote(by: Record<string, number>, policy: ScoreOptions['mi
   return `${Object.values(by).reduce((a, b) => a + b, 0)} selected records have no usable verdict (${why}): ${policy === 'wrong' ? 'scored as wrong answers (--missing exclude leaves them out)' : 'left out (--missing exclude)'}.`;
 }
 
+/** The pass rungs and the final verdict against the consensus before the passes. */
+function passDeltasOf(golds: ReturnType<typeof matchRecords>['golds'], systems: readonly System[], opts: ScoreOptions) {
+  const base = systems.find((s) => s.kind === 'pass' && s.name === PASS_RUNG_NAMES.none);
+  if (!base) return [];
+  const rungs = systems.filter((s) => (s.kind === 'pass' && s !== base) || s.kind === 'final');
+  return pairedDeltas(golds, base, rungs, opts);
+}
+
 /**
  * Score one run (or stored verdicts) against the benchmark's gold: the ladder of solo jurors,
  * union, majority and the jury's Phase 2, optionally the knockout and a moderator sweep (both
@@ -186,6 +195,7 @@ export async function evaluate(e: EvaluateInput): Promise<{ report: EvalReport; 
   const steps = countSteps(matched.golds, e.score.propagate);
   const { cost, baseline } = costOf(e, everything, matched.golds.map((g) => g.record_id));
   const analytic = analyticRows(e, scores, steps);
+  const passes = passDeltasOf(matched.golds, systems, e.score);
   const report: EvalReport = {
     benchmark: e.loaded.benchmark,
     data: e.dataPath,
@@ -201,6 +211,7 @@ export async function evaluate(e: EvaluateInput): Promise<{ report: EvalReport; 
     cost_baseline: baseline,
     ledger: e.runtime ? e.runtime.gateway.ledger.summary() : null,
     analytic,
+    ...(passes.length ? { passes } : {}),
     notes,
   };
   return { report, systems: everything };

@@ -2,6 +2,7 @@ import type { Defect } from '../../schemas/defect.js';
 import type { CallUsage } from '../../schemas/usage.js';
 import type { Judgement, Verdict } from '../../schemas/verdict.js';
 import { majorityDefects, unionDefects } from '../jury/aggregate.js';
+import { passRungs } from './passes.js';
 import { predictionFromDefects, predictionFromVerdict } from './predictions.js';
 import type { StepPrediction } from './types.js';
 
@@ -11,7 +12,7 @@ import type { StepPrediction } from './types.js';
  */
 export interface System {
   name: string;
-  kind: 'solo' | 'union' | 'majority' | 'final' | 'knockout' | 'moderator';
+  kind: 'solo' | 'union' | 'majority' | 'pass' | 'final' | 'knockout' | 'moderator';
   predictions: Map<string, StepPrediction>;
   usage: Map<string, CallUsage[]>;
 }
@@ -61,7 +62,8 @@ export function majoritySystem(verdicts: readonly Verdict[], jurors: readonly st
 
 /**
  * The ladder over one run: each juror alone (its Phase 1 judgement), the union and the majority
- * of all jurors, and the run's own Phase 2 verdict (consolidation or deliberation).
+ * of all jurors, and the run's own Phase 2 verdict (consolidation or deliberation). Verdicts that
+ * ran the verification passes add their consensus before the passes and each pass alone (./passes.ts).
  */
 export function ladderSystems(verdicts: readonly Verdict[]): System[] {
   const ids = jurorIds(verdicts);
@@ -78,5 +80,6 @@ export function ladderSystems(verdicts: readonly Verdict[]): System[] {
     final.usage.set(v.record_id, v.usage);
   }
   const aggregates = ids.length > 1 ? [unionSystem(verdicts, ids), majoritySystem(verdicts, ids)] : [];
-  return [...solos, ...aggregates, final];
+  const passes = passRungs(verdicts).map((p): System => ({ ...p, kind: 'pass' }));
+  return [...solos, ...aggregates, ...passes, final];
 }

@@ -1,6 +1,7 @@
 import { markdownTable } from 'markdown-table';
 import type { LedgerSummary } from '../llm/ledger.js';
 import type { CostRow } from './cost.js';
+import type { PairedDelta } from './passes.js';
 import type { Estimate, ScoreOptions, SystemScore } from './score.js';
 import type { PairedRow } from './paired-ladder.js';
 import type { BenchmarkName, MissingReason } from './types.js';
@@ -54,6 +55,8 @@ export interface EvalReport {
   cost_baseline: string | null;
   ledger: LedgerSummary | null;
   analytic: AnalyticRow[];
+  /** the verification passes against the consensus before them, paired by record (absent: no pass ran) */
+  passes?: PairedDelta[];
   notes: string[];
 }
 
@@ -123,6 +126,15 @@ export function analyticTable(rows: readonly AnalyticRow[], scores: ReadonlyMap<
   ]);
 }
 
+const points = (x: number | null): string => (x === null ? '–' : `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`);
+const delta = (e: Estimate): string => (e.value === null ? '–' : e.lo === null || e.hi === null ? points(e.value) : `${points(e.value)} [${points(e.lo)}, ${points(e.hi)}]`);
+
+/** Each pass rung minus the consensus before the passes, in points, with paired intervals. */
+export function passDeltaTable(rows: readonly PairedDelta[]): string {
+  if (rows.length === 0) return '';
+  return table([['system', 'vs.', 'Δ precision [95% CI]', 'Δ recall [95% CI]', 'Δ Bal-F1 [95% CI]'], ...rows.map((r) => [r.system, r.baseline, delta(r.precision), delta(r.recall), delta(r.balanced_f1)])]);
+}
+
 /** The Markdown report (eval.md); the CLI prints the same text. */
 export function renderMarkdown(r: EvalReport): string {
   const scores = new Map(r.systems.map((s) => [s.system, s]));
@@ -151,6 +163,7 @@ export function renderMarkdown(r: EvalReport): string {
   ];
   if (r.paired.length) lines.push('', '## Paired differences (row-level paired bootstrap, same resamples)', '', pairedTable(r.paired));
   if (r.knockout.length) lines.push('', '## Knockout (Phase 1 fixed, Phase 2 re-run)', '', knockoutTable(r.knockout, scores));
+  if (r.passes?.length) lines.push('', '## Verification passes (paired by record, points)', '', passDeltaTable(r.passes));
   if (r.analytic.length) lines.push('', '## Observed vs. predicted from the simulator profile', '', analyticTable(r.analytic, scores));
   if (r.cost.length) lines.push('', `## Cost${r.cost_baseline ? ` (ratios to ${r.cost_baseline})` : ''}`, '', costMarkdown(r.cost, r.cost_baseline));
   if (r.notes.length) lines.push('', '## Notes', '', ...r.notes.map((n) => `- ${n}`));

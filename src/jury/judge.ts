@@ -11,6 +11,7 @@ import { deliberate } from './deliberation/index.js';
 import type { Phase1Admission } from './admission.js';
 import { runPhase1, type Phase1Result } from './phase1.js';
 import { externalJudgement, type ExternalSources } from './external/index.js';
+import { runPasses } from './passes/index.js';
 import { activeSeats, minJurors, seatWithSeed } from './seats.js';
 
 /** Everything judging needs besides the record; built once per run. */
@@ -146,18 +147,24 @@ export async function judgeRecord(ctx: JuryContext, input: JudgeInput): Promise<
     });
   }
   const p2 = await phase2(ctx, input, p1.judgements);
+  // The verification passes (removal, arbiter) after Phase 2; null when none is configured.
+  const passes = await runPasses({ config: ctx.config, gateway: ctx.gateway, prompts: ctx.prompts, recordId: input.id, input, consensus: p2.defects, judgements: p1.judgements });
+  const defects = passes ? passes.defects : p2.defects;
   // Parsing checks the contract at the boundary and puts keys in schema order for readers.
-  const reasons = [failed.length > 0 ? `${failed.length} of ${jurors.length} jurors failed (${failures})` : null, p2.degradedReason].filter((r): r is string => r !== null);
+  const reasons = [failed.length > 0 ? `${failed.length} of ${jurors.length} jurors failed (${failures})` : null, p2.degradedReason, ...(passes?.failures ?? [])].filter((r): r is string => r !== null);
   return Verdict.parse({
     ...base,
-    defects: p2.defects,
-    confidence: p2.confidence ?? agreement(p2.defects, p1.judgements),
+    defects,
+    confidence: p2.confidence ?? agreement(defects, p1.judgements),
     ...(p2.termination ? { termination_reason: p2.termination, rounds: p2.rounds ?? 0, transcript: p2.transcript ?? [] } : {}),
-    dissenting_views: p2.dissenting,
+    // A dissenting finding the arbiter upheld is no longer dissent.
+    dissenting_views: passes && p2.dissenting.length > 0 ? dissent(defects, p1.judgements) : p2.dissenting,
     dropped_refs: p2.droppedRefs + (ctx.config.mode === 'consolidation' ? 0 : ok.reduce((a, j) => a + j.dropped_refs, 0)),
     degraded: reasons.length > 0,
     degraded_reason: reasons.length > 0 ? reasons.join('; ') : null,
     error: null,
-    usage: [...p1.usage, ...p2.usage],
+    usage: [...p1.usage, ...p2.usage, ...(passes?.usage ?? [])],
+    ...(passes?.dropped ? { dropped_negatives: passes.dropped } : {}),
+    ...(passes?.adjudications ? { negative_adjudications: passes.adjudications } : {}),
   });
 }

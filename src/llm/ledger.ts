@@ -16,9 +16,9 @@ export function costOf(prices: PriceTable, model: string, tokensIn: number, toke
 }
 
 /** Models of the config's seats with no entry under `prices`, sorted: their calls' cost is unknown. */
-export function unpricedModels(config: Pick<JuryConfig, 'jurors' | 'consolidator' | 'moderator' | 'taxonomy' | 'prices'>): string[] {
+export function unpricedModels(config: Pick<JuryConfig, 'jurors' | 'consolidator' | 'moderator' | 'taxonomy' | 'prices'> & Partial<Pick<JuryConfig, 'removal_pass' | 'arbiter'>>): string[] {
   // External jurors make no call, so they have no price to miss.
-  const seats = [...config.jurors.filter((j) => j.kind !== 'external'), config.consolidator, config.moderator, config.taxonomy?.assigner, config.taxonomy?.inducer];
+  const seats = [...config.jurors.filter((j) => j.kind !== 'external'), config.consolidator, config.moderator, config.taxonomy?.assigner, config.taxonomy?.inducer, config.removal_pass?.seat, config.arbiter?.seat];
   const models = new Set(seats.filter((s) => s !== undefined).map((s) => s.model));
   return [...models].filter((m) => !Object.hasOwn(config.prices, m)).sort();
 }

@@ -22,6 +22,9 @@ export const TEMPLATE_NAMES = [
   'juror-turn.user',
   'juror-turn.settled',
   'extraction.user',
+  // Verification passes after Phase 2 (src/jury/passes): removal pass, evidence arbiter.
+  'removal.user',
+  'arbiter.user',
 ] as const;
 export type TemplateName = (typeof TEMPLATE_NAMES)[number];
 

@@ -80,6 +80,32 @@ export const DeliberationBehaviour = z
   .strict();
 export type DeliberationBehaviour = z.infer<typeof DeliberationBehaviour>;
 
+/** How a model behaves as the removal pass (src/sim/pass-tasks.ts); a finding is true when it cites a gold-error step. */
+export const RemovalBehaviour = z
+  .object({
+    /** probability to keep a true finding (1 - this: real flaws the pass drops) */
+    keep_true: prob,
+    /** probability to drop a false finding (the pass's accuracy on unsupported ones) */
+    drop_false: prob,
+    /** reply with broken JSON (a re-ask draws again) */
+    fail_rate: prob,
+  })
+  .strict();
+export type RemovalBehaviour = z.infer<typeof RemovalBehaviour>;
+
+/** How a model behaves as the evidence arbiter (src/sim/pass-tasks.ts). */
+export const ArbiterBehaviour = z
+  .object({
+    /** probability to uphold a true contested finding */
+    uphold_true: prob,
+    /** probability to reject a false contested finding */
+    reject_false: prob,
+    /** reply with broken JSON (a re-ask draws again) */
+    fail_rate: prob,
+  })
+  .strict();
+export type ArbiterBehaviour = z.infer<typeof ArbiterBehaviour>;
+
 const modelShape = {
   /** probability of flagging each gold-error step */
   recall: prob,
@@ -115,6 +141,8 @@ const modelShape = {
   reasoning_words: z.int().nonnegative(),
   consolidator: ConsolidatorBehaviour,
   deliberation: DeliberationBehaviour,
+  removal: RemovalBehaviour,
+  arbiter: ArbiterBehaviour,
 };
 
 export const ModelProfile = z
@@ -129,7 +157,10 @@ export const ModelProfile = z
 export type ModelProfile = z.infer<typeof ModelProfile>;
 
 /** What a file may say about one model: any subset of the fields. */
-export const ModelEntry = z.object({ ...modelShape, consolidator: ConsolidatorBehaviour.partial(), deliberation: DeliberationBehaviour.partial() }).partial().strict();
+export const ModelEntry = z
+  .object({ ...modelShape, consolidator: ConsolidatorBehaviour.partial(), deliberation: DeliberationBehaviour.partial(), removal: RemovalBehaviour.partial(), arbiter: ArbiterBehaviour.partial() })
+  .partial()
+  .strict();
 export type ModelEntry = z.infer<typeof ModelEntry>;
 export type ModelEntryInput = z.input<typeof ModelEntry>;
 
@@ -178,6 +209,8 @@ export const BASE_MODEL: ModelProfile = {
     invalid_speaker_rate: 0,
     extraction_fail_rate: 0,
   },
+  removal: { keep_true: 0.97, drop_false: 0.5, fail_rate: 0 },
+  arbiter: { uphold_true: 0.85, reject_false: 0.7, fail_rate: 0 },
 };
 
 export interface SimProfile {
@@ -196,7 +229,9 @@ function resolve(name: string, ...layers: (ModelEntry | undefined)[]): ModelProf
     if (!l) continue;
     const consolidator = { ...(merged.consolidator as object), ...(l.consolidator ?? {}) };
     const deliberation = { ...(merged.deliberation as object), ...(l.deliberation ?? {}) };
-    merged = { ...merged, ...l, consolidator, deliberation };
+    const removal = { ...(merged.removal as object), ...(l.removal ?? {}) };
+    const arbiter = { ...(merged.arbiter as object), ...(l.arbiter ?? {}) };
+    merged = { ...merged, ...l, consolidator, deliberation, removal, arbiter };
   }
   const r = ModelProfile.safeParse(merged);
   if (!r.success) throw new ProfileError(`profile for model "${name}": ${z.prettifyError(r.error)}`);

@@ -8,6 +8,7 @@ import { weighted, type Rng } from '../util/prng.js';
 import type { ModelProfile } from './profile.js';
 import { DELIBERATION_TASKS } from './deliberation-moderator.js';
 import { TAXONOMY_TASKS } from './taxonomy-tasks.js';
+import { PASS_TASKS } from './pass-tasks.js';
 import { describeDefect } from './text.js';
 
 /**
@@ -35,7 +36,8 @@ export type TaskOutput =
   | { kind: 'json'; value: Record<string, unknown>; notes: string[] }
   | { kind: 'text'; text: string; notes: string[] };
 
-export class TaskInputError extends Error {}
+export { TaskInputError } from './task-error.js';
+import { TaskInputError } from './task-error.js';
 
 export interface SimTask {
   name: string;
@@ -215,4 +217,4 @@ export const consolidationTask: SimTask = {
 };
 
 /** Detectors are exact about their blocks, so order only matters for overlapping custom tasks. */
-export const DEFAULT_TASKS: readonly SimTask[] = [consolidationTask, phase1Task, ...TAXONOMY_TASKS, ...DELIBERATION_TASKS];
+export const DEFAULT_TASKS: readonly SimTask[] = [consolidationTask, phase1Task, ...TAXONOMY_TASKS, ...DELIBERATION_TASKS, ...PASS_TASKS];

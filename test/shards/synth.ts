@@ -202,8 +202,23 @@ export function verdictDetailRows(n: number, seed = 6): VerdictDetailRow[] {
         attempts: p.status === 'failed' ? 3 : 1,
         outcome: p.status === 'failed' ? ('error' as const) : ('ok' as const),
       })),
+      // The verification passes: off (null), ran and changed nothing ([]), or a few entries.
+      ...passDetail(r, i),
     };
   });
+}
+
+function passDefect(r: () => number, i: number, k: number) {
+  return { statement_refs: [1 + k], impact: pick(r, IMPACTS), what_went_wrong: makeText(r, i + k), evidence: makeText(r, 2 * i + k), correct_value: k % 2 ? null : `y = ${k}`, vote_count: k % 3 === 0 ? null : k, voters: k % 3 === 0 ? [] : ['j1'] };
+}
+
+function passDetail(r: () => number, i: number): Pick<VerdictDetailRow, 'dropped_negatives' | 'negative_adjudications'> {
+  const n = i % 4 === 0 ? null : i % 4;
+  return {
+    dropped_negatives: n === null ? null : Array.from({ length: n - 1 }, (_, k) => ({ defect: passDefect(r, i, k), reason: makeText(r, i + 3 * k) })),
+    negative_adjudications:
+      n === null || i % 5 === 0 ? null : Array.from({ length: n }, (_, k) => ({ defect: passDefect(r, i, k), origin: k % 2 ? ('dissent' as const) : ('split_vote' as const), ruling: k % 3 ? ('upheld' as const) : ('rejected' as const), rationale: makeText(r, i + 5 * k) })),
+  };
 }
 
 /** A few thousand rows per table (the brief's interop size). */

@@ -1,0 +1,2 @@
+/** A prompt the simulator recognised but cannot read (HTTP 400); its own module so task files need not import tasks.ts. */
+export class TaskInputError extends Error {}
