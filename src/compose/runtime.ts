@@ -10,7 +10,7 @@ import type { GatewayObserver } from '../llm/observer.js';
 import { createOpenAIProvider } from '../llm/openai-provider.js';
 import { resolveModelPath } from '../models/cache.js';
 import type { Provider } from '../llm/types.js';
-import { loadPromptSet } from '../prompts/templates.js';
+import { loadPromptSet, type TemplateName } from '../prompts/templates.js';
 import { loadExternalSources } from './external-sources.js';
 
 /** Builds the provider that serves one endpoint. */
@@ -75,7 +75,7 @@ export async function openRuntime(opts: RuntimeOptions): Promise<JuryRuntime> {
   });
   // Records start Phase 1 as fast as the endpoints serve it, so calls do not pile up in our limiter.
   const admission = phase1Admission((name) => (Object.hasOwn(config.endpoints, name) ? config.endpoints[name]!.max_concurrency : undefined));
-  const jury: JuryContext = { config, gateway, prompts: loadPromptSet(config.prompts_dir), configHash: configHash(config), downMs: gateway.health.downMs, admission, ...(external ? { external } : {}) };
+  const jury: JuryContext = { config, gateway, prompts: loadPromptSet(config.prompts_dir, passTemplates(config)), configHash: configHash(config), downMs: gateway.health.downMs, admission, ...(external ? { external } : {}) };
   return {
     jury,
     gateway,
@@ -107,4 +107,12 @@ function lazyLocalProvider(name: string, endpoint: EndpointConfig): Provider {
       if (provider) await (await provider).close?.();
     },
   };
+}
+
+/** The opt-in pass templates this config uses (they enter the prompt hash only then). */
+function passTemplates(config: JuryConfig): ReadonlySet<TemplateName> {
+  const used = new Set<TemplateName>();
+  if (config.removal_pass?.enabled) used.add('removal.user');
+  if (config.arbiter?.enabled) used.add('arbiter.user');
+  return used;
 }

@@ -28,13 +28,16 @@ export const TEMPLATE_NAMES = [
 ] as const;
 export type TemplateName = (typeof TEMPLATE_NAMES)[number];
 
+/** Templates of opt-in passes: hashed only when the config turns the pass on, so verdicts of configs without it keep their prompt_hash. */
+const OPT_IN: ReadonlySet<TemplateName> = new Set<TemplateName>(['removal.user', 'arbiter.user']);
+
 export interface PromptSet {
   templates: Record<TemplateName, string>;
-  /** sha256 over all template names and texts: stamped on every verdict. */
+  /** sha256 over the names and texts of the templates the config uses: stamped on every verdict. */
   hash: string;
 }
 
-export function loadPromptSet(overrideDir?: string): PromptSet {
+export function loadPromptSet(overrideDir?: string, used: ReadonlySet<TemplateName> = new Set()): PromptSet {
   const shipped = join(packageRoot(), 'prompts');
   const templates = {} as Record<TemplateName, string>;
   const h = createHash('sha256');
@@ -43,7 +46,7 @@ export function loadPromptSet(overrideDir?: string): PromptSet {
     const file = custom && existsSync(custom) ? custom : join(shipped, `${name}.md`);
     const text = readFileSync(file, 'utf8');
     templates[name] = text;
-    h.update(name).update('\0').update(text).update('\0');
+    if (!OPT_IN.has(name) || used.has(name)) h.update(name).update('\0').update(text).update('\0');
   }
   return { templates, hash: h.digest('hex').slice(0, 16) };
 }
