@@ -113,40 +113,8 @@ async function runCommand(opts: RunOptions): Promise<void> {
   }
 }
 
-export function registerRun(program: Command): void {
-  program
-    .command('run')
-    .description('judge a stream of trace records and write verdicts, defects, step labels and filter decisions as shards')
-    .option('-c, --config <file>', JURY_OPTION_HELP.config)
-    .option('-i, --input <path>', 'JSONL (.jsonl, .jsonl.gz, .jsonl.zst), Parquet, or a folder of them; s3://bucket/prefix (Parquet objects); kafka://topic[,topic][?group=id] (default: the bundled examples)')
-    .option('-o, --out <dir>', 'output folder, or s3://bucket/prefix, for shards and commit manifests', 'out')
-    .option('--format <format>', 'shard tables as parquet | arrow | both (Arrow IPC parts go under OUT/arrow/)', 'parquet')
-    .option('--verdict-details <when>', 'auto | on | off: write the verdict_details table (Phase 1 judgements, transcript, dissent, pass results); auto = deliberation mode or a verification pass on (default: verdict_details of the config, else auto)')
-    .option('--corpus <format>', 'curated corpus as parquet | jsonl | off (default: output.corpus of the config, parquet)')
-    .option('--concurrency <n>', 'records judged at once', '16')
-    .option('--range-records <n>', 'records per committed range (per shard file)', '1000')
-    .option('--range-mb <n>', 'input megabytes per committed range', '64')
-    .option('--on-changed-input <mode>', 'a committed input file whose records changed since: error (stop with one line) | rejudge (retract its changed ranges and judge them again); default input.on_changed_input, else error')
-    .option('--duplicate-ids <policy>', 'a record_id seen again in this run: dead_letter | keep_first | keep_all; default input.duplicate_ids, else dead_letter')
-    .option('--budget-usd <usd>', 'stop reading records once the output\'s judged records cost this much (USD of the config\'s prices, counted across resumes); default budget_usd of the config, else no cap')
-    .option('--budget-tokens <n>', 'stop reading records once the output\'s judged records used this many tokens (in + out, counted across resumes); default budget_tokens of the config, else no cap')
-    .option('--no-resume', 'refuse to start if the output already has committed ranges (default: skip them)')
-    .option('--progress <mode>', 'auto | bar | log | none (with --log-format json: auto and log are JSON events, bar is refused)', 'auto')
-    .option('--max-heap-mb <mb>', 'heap limit of the judging thread; keeps memory flat on long runs (0 = V8 default)', '1024')
-    .option('--gold <file>', JURY_OPTION_HELP.gold)
-    .option('--audit-log <file>', JURY_OPTION_HELP.auditLog)
-    .option('--no-cache', JURY_OPTION_HELP.cache)
-    .option('--rank <n>', 's3:// input: this worker\'s index among --world-size workers (default $JOB_COMPLETION_INDEX, else 0)')
-    .option('--world-size <n>', 's3:// input: number of workers sharing the objects', '1')
-    .option('--max-storage-outage <duration>', 'how long to wait out an output store that is down or full (e.g. 90s, 10m, 1h; 0 = fail at once): commits retry with backoff and no new records are read meanwhile', '10m')
-    .option('--until-caught-up', 'kafka:// input: exit once the consumer group has read and committed every partition (default: keep streaming)')
-    .option('--metrics-port <n>', 'serve Prometheus /metrics and the /healthz, /readyz probes on this port (0 = any free port, printed on stderr; default: off)')
-    .option('--metrics-host <addr>', 'address the metrics port listens on', '0.0.0.0')
-    .option('--metrics-linger <s>', 'after the summary, keep serving the final metrics this many seconds (or until SIGTERM), so a last scrape sees them', '0')
-    .option('--max-outage <duration>', 'longest an endpoint may stay down while the run waits for it, e.g. 90s, 30m, 2h (default: max_outage_ms of the config, 30m); beyond it the run stops with exit code 3')
-    .addHelpText(
-      'after',
-      `
+/** What `run --help` adds after the options: the guarantees and how each failure is handled. */
+const RUN_HELP = `
 Every input record leaves as shard rows or as a dead letter with its reason. Ranges of input
 positions are committed atomically: parts are staged under _staging/, the manifest in _commits/
 is written, then the parts move to their names (docs/layout.md), so a failed range leaves nothing
@@ -191,8 +159,40 @@ records were all judged; running the same command again judges the rest.
 Examples:
   reasoning-jury run                                   # bundled examples, simulated jury, ./out
   reasoning-jury run -c jury.yaml -i traces/ -o shards/ --concurrency 64
-  reasoning-jury run -i kafka://traces --log-format json 2> >(jq -c 'select(.level != "info")')`,
-    )
+  reasoning-jury run -i kafka://traces --log-format json 2> >(jq -c 'select(.level != "info")')`;
+
+export function registerRun(program: Command): void {
+  program
+    .command('run')
+    .description('judge a stream of trace records and write verdicts, defects, step labels and filter decisions as shards')
+    .option('-c, --config <file>', JURY_OPTION_HELP.config)
+    .option('-i, --input <path>', 'JSONL (.jsonl, .jsonl.gz, .jsonl.zst), Parquet, or a folder of them; s3://bucket/prefix (Parquet objects); kafka://topic[,topic][?group=id] (default: the bundled examples)')
+    .option('-o, --out <dir>', 'output folder, or s3://bucket/prefix, for shards and commit manifests', 'out')
+    .option('--format <format>', 'shard tables as parquet | arrow | both (Arrow IPC parts go under OUT/arrow/)', 'parquet')
+    .option('--verdict-details <when>', 'auto | on | off: write the verdict_details table (Phase 1 judgements, transcript, dissent, pass results); auto = deliberation mode or a verification pass on (default: verdict_details of the config, else auto)')
+    .option('--corpus <format>', 'curated corpus as parquet | jsonl | off (default: output.corpus of the config, parquet)')
+    .option('--concurrency <n>', 'records judged at once', '16')
+    .option('--range-records <n>', 'records per committed range (per shard file)', '1000')
+    .option('--range-mb <n>', 'input megabytes per committed range', '64')
+    .option('--on-changed-input <mode>', 'a committed input file whose records changed since: error (stop with one line) | rejudge (retract its changed ranges and judge them again); default input.on_changed_input, else error')
+    .option('--duplicate-ids <policy>', 'a record_id seen again in this run: dead_letter | keep_first | keep_all; default input.duplicate_ids, else dead_letter')
+    .option('--budget-usd <usd>', 'stop reading records once the output\'s judged records cost this much (USD of the config\'s prices, counted across resumes); default budget_usd of the config, else no cap')
+    .option('--budget-tokens <n>', 'stop reading records once the output\'s judged records used this many tokens (in + out, counted across resumes); default budget_tokens of the config, else no cap')
+    .option('--no-resume', 'refuse to start if the output already has committed ranges (default: skip them)')
+    .option('--progress <mode>', 'auto | bar | log | none (with --log-format json: auto and log are JSON events, bar is refused)', 'auto')
+    .option('--max-heap-mb <mb>', 'heap limit of the judging thread; keeps memory flat on long runs (0 = V8 default)', '1024')
+    .option('--gold <file>', JURY_OPTION_HELP.gold)
+    .option('--audit-log <file>', JURY_OPTION_HELP.auditLog)
+    .option('--no-cache', JURY_OPTION_HELP.cache)
+    .option('--rank <n>', 's3:// input: this worker\'s index among --world-size workers (default $JOB_COMPLETION_INDEX, else 0)')
+    .option('--world-size <n>', 's3:// input: number of workers sharing the objects', '1')
+    .option('--max-storage-outage <duration>', 'how long to wait out an output store that is down or full (e.g. 90s, 10m, 1h; 0 = fail at once): commits retry with backoff and no new records are read meanwhile', '10m')
+    .option('--until-caught-up', 'kafka:// input: exit once the consumer group has read and committed every partition (default: keep streaming)')
+    .option('--metrics-port <n>', 'serve Prometheus /metrics and the /healthz, /readyz probes on this port (0 = any free port, printed on stderr; default: off)')
+    .option('--metrics-host <addr>', 'address the metrics port listens on', '0.0.0.0')
+    .option('--metrics-linger <s>', 'after the summary, keep serving the final metrics this many seconds (or until SIGTERM), so a last scrape sees them', '0')
+    .option('--max-outage <duration>', 'longest an endpoint may stay down while the run waits for it, e.g. 90s, 30m, 2h (default: max_outage_ms of the config, 30m); beyond it the run stops with exit code 3')
+    .addHelpText('after', RUN_HELP)
     .action(runCommand);
 }
 

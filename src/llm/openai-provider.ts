@@ -12,7 +12,7 @@
  * - A reply rejecting a request field becomes a RejectedFieldError (./rejection.ts): not retried.
  */
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
-import { Agent, request } from 'undici';
+import { Agent, type Dispatcher, request } from 'undici';
 import { createDialectResolver, PROBE_MAX_TOKENS, PROBE_PROMPT } from './dialect-probe.js';
 import { dialectFields } from './dialect.js';
 import { toFinishReason } from './finish-reason.js';
@@ -21,7 +21,7 @@ import { asRejection } from './rejection.js';
 import { windowFromModels } from './tokens.js';
 import { logger, type Logger } from '../util/log.js';
 import { createRedactor, type Redactor } from '../util/redact.js';
-import { ProviderError, type ChatRequest, type ChatResponse, type EndpointConfig, type Provider } from './types.js';
+import { ProviderError, type ChatRequest, type ChatResponse, type EndpointConfig, type Provider, type WindowSource } from './types.js';
 
 const RETRYABLE_STATUS = new Set([408, 409, 429]);
 const MAX_MESSAGE_CHARS = 500;
@@ -123,23 +123,27 @@ export function createOpenAIProvider(name: string, endpoint: EndpointConfig, opt
     },
     async contextWindow(model: string, signal: AbortSignal) {
       // A server without /models (or one that says nothing of context) leaves calls unchecked.
-      const res = await getModels(signal);
-      if (res.statusCode >= 500) {
-        await res.body.dump();
-        throw new ProviderError(`GET /models: HTTP ${res.statusCode}`, true, res.statusCode);
-      }
-      if (res.statusCode >= 300) {
-        await res.body.dump();
-        return undefined;
-      }
-      const body: unknown = await res.body.json().catch(() => null);
-      return windowFromModels(body, model);
+      return contextWindowOf(await getModels(signal), model);
     },
     async close() {
       dialects.close();
       await agent.close();
     },
   };
+}
+
+/** The context window a GET /models reply gives for `model`; 5xx throws (asked again later). */
+async function contextWindowOf(res: Dispatcher.ResponseData, model: string): Promise<WindowSource | undefined> {
+  if (res.statusCode >= 500) {
+    await res.body.dump();
+    throw new ProviderError(`GET /models: HTTP ${res.statusCode}`, true, res.statusCode);
+  }
+  if (res.statusCode >= 300) {
+    await res.body.dump();
+    return undefined;
+  }
+  const body: unknown = await res.body.json().catch(() => null);
+  return windowFromModels(body, model);
 }
 
 /** What a failed send throws: a redacted ProviderError (or the caller's own abort). */

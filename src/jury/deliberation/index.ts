@@ -56,23 +56,10 @@ export async function deliberate(args: {
   const policy = settings.adaptive;
   const ok = judgements.filter((j) => j.ok);
   const tri = triage(judgements, policy.same_severity);
-  const quiet = { droppedRefs: 0, degradedReason: null, usage: [], transcript: [], rounds: 0, dissenting: [] };
-
-  if (policy.enabled && policy.skip_when_empty && tri.path === 'empty') {
-    return { ...quiet, defects: [], confidence: agreement([], judgements), termination: 'skipped_empty', path: 'skipped_empty' };
-  }
-  if (policy.enabled && policy.skip_when_unanimous && tri.path === 'unanimous') {
-    return { ...quiet, defects: tri.settled, confidence: agreement(tri.settled, judgements), termination: 'skipped_unanimous', path: 'skipped_unanimous' };
-  }
-  // External seats' findings are openings like any juror's, but they cannot speak (README,
-  // "External judges as jurors"): only model jurors that succeeded take turns.
   const okIds = new Set(ok.map((j) => j.juror_id));
   const speakers = modelJurors(config).filter((j) => okIds.has(j.id));
-  if (speakers.length < 2) {
-    const defects = mergedUnion(judgements);
-    const who = speakers.length === ok.length ? `${ok.length} succeeded in phase 1` : `${speakers.length} model juror(s) succeeded in phase 1 (external seats do not speak)`;
-    return { ...quiet, defects, confidence: agreement(defects, judgements), termination: 'error', path: 'too_few_jurors', degradedReason: `deliberation needs at least 2 jurors, ${who}; verdict aggregated from phase 1` };
-  }
+  const early = withoutDebate(policy, tri, judgements, ok.length, speakers.length);
+  if (early) return early;
 
   const focus = policy.enabled && policy.contested_only && tri.path === 'contested' && tri.settled.length > 0;
   const panel: PanelEntry[] = focus ? tri.contested : ok.map((j) => ({ juror_id: j.juror_id, defects: j.defects }));
@@ -125,4 +112,29 @@ export async function deliberate(args: {
   // Settled groups count as full agreement next to the panel's confidence on the contested ones.
   const confidence = settled.length === 0 ? ex.confidence : (settled.length + ex.confidence * tri.contestedGroups) / (settled.length + tri.contestedGroups);
   return { ...common, defects, dissenting: ex.dissenting, droppedRefs: ex.droppedRefs, confidence, degradedReason: notes.length > 0 ? notes.join('; ') : null };
+}
+
+/**
+ * The outcomes that need no debate: adaptive triage skipping an empty or unanimous panel, and
+ * fewer than two speakers. External seats' findings are openings like any juror's, but they
+ * cannot speak (README, "External judges as jurors"): only model jurors that succeeded take turns.
+ */
+function withoutDebate(
+  policy: ReturnType<typeof deliberationSettings>['adaptive'],
+  tri: ReturnType<typeof triage>,
+  judgements: readonly Judgement[],
+  okCount: number,
+  speakerCount: number,
+): DeliberationOutcome | null {
+  const quiet = { droppedRefs: 0, degradedReason: null, usage: [], transcript: [], rounds: 0, dissenting: [] };
+  if (policy.enabled && policy.skip_when_empty && tri.path === 'empty') {
+    return { ...quiet, defects: [], confidence: agreement([], judgements), termination: 'skipped_empty', path: 'skipped_empty' };
+  }
+  if (policy.enabled && policy.skip_when_unanimous && tri.path === 'unanimous') {
+    return { ...quiet, defects: tri.settled, confidence: agreement(tri.settled, judgements), termination: 'skipped_unanimous', path: 'skipped_unanimous' };
+  }
+  if (speakerCount >= 2) return null;
+  const defects = mergedUnion(judgements);
+  const who = speakerCount === okCount ? `${okCount} succeeded in phase 1` : `${speakerCount} model juror(s) succeeded in phase 1 (external seats do not speak)`;
+  return { ...quiet, defects, confidence: agreement(defects, judgements), termination: 'error', path: 'too_few_jurors', degradedReason: `deliberation needs at least 2 jurors, ${who}; verdict aggregated from phase 1` };
 }
