@@ -256,9 +256,10 @@ use an embedded default: three simulated jurors and a simulated consolidator, se
 - **Checked on load.** Every key is validated and unknown keys are errors; each problem is
   reported with its path (\`jurors.1.endpoint: unknown endpoint "vlm"\`).
 - **Relative paths** (\`endpoints.<name>.profile\`, \`endpoints.<name>.model_path\`, \`prompts_dir\`,
-  \`cache.dir\`, \`audit_log.path\`, \`taxonomy.file\`) are used as given, so they resolve against the
-  directory the command runs in, not the config file's folder. \`model_path\` also expands \`~\`
-  and accepts a model catalog name.
+  \`cache.dir\`, \`audit_log.path\`, \`taxonomy.file\`, an external juror's \`path\`) written in the
+  file resolve against the config file's folder, so a config works from any directory; defaults
+  (\`cache.dir\` left out) stay under the directory the command runs in. \`model_path\` also
+  expands \`~\` and accepts a model catalog name.
 - **Secrets never go in the file.** An endpoint names the environment variable holding its API
   key (\`api_key_env\`), Kafka SASL names the variables holding user and password
   (\`kafka.sasl.username_env\`, \`password_env\`), and S3 credentials come from the AWS SDK's
