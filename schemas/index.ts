@@ -4,3 +4,4 @@ export * from './usage.js';
 export * from './verdict.js';
 export * from './config.js';
 export * from './outputs.js';
+export * from './repair.js';
