@@ -1,7 +1,7 @@
 import type { JuryConfig } from '../../schemas/config.js';
 import type { TraceRecord } from '../../schemas/trace.js';
 import { defaultConfig, loadConfigFile } from '../config/load.js';
-import { openRuntime, type Runtime, type RuntimeOptions } from '../compose/runtime.js';
+import type { Runtime, RuntimeOptions } from '../compose/runtime.js';
 import type { JuryOptions } from './jury-options.js';
 import { logger } from '../util/log.js';
 
@@ -35,6 +35,9 @@ function hasSimulator(config: JuryConfig): boolean {
  */
 export async function openJury(config: JuryConfig, opts: JuryOptions, from: JuryInput = {}, extra: Pick<RuntimeOptions, 'observer'> = {}): Promise<Runtime> {
   const base: RuntimeOptions = { config, ...(opts.auditLog ? { auditLogPath: opts.auditLog } : {}), ...extra };
+  // The runtime (model clients, Arrow, the jury) loads when a command opens a jury, not when it is
+  // registered: `shards`, `decide` or `--help` would otherwise pay ~0.8 s of CPU for modules they never use.
+  const { openRuntime } = await import('../compose/runtime.js');
   if (!hasSimulator(config)) {
     if (opts.gold) log.warn('--gold is only read by simulated endpoints, and the config has none');
     return openRuntime(base);

@@ -5,8 +5,7 @@
  */
 import type { Command } from 'commander';
 import { FileFormat, MANIFEST_TABLE_NAMES, type ManifestTableName } from '../../schemas/outputs.js';
-import { openOutput } from '../compose/io.js';
-import { committedFiles, verifyOutput, type FileFilter } from '../pipeline/shard-list.js';
+import type { FileFilter } from '../pipeline/shard-list.js';
 import { UsageError } from './io.js';
 import { loadJuryConfig } from './jury-setup.js';
 
@@ -32,7 +31,9 @@ function filterOf(opts: ShardsOptions): FileFilter {
   return filter;
 }
 
+/** The output's store; the listing modules load here, not when the command is registered (--help stays light). */
 async function open(out: string, opts: ShardsOptions) {
+  const { openOutput } = await import('../compose/io.js');
   const config = loadJuryConfig(opts.config ? { config: opts.config } : {});
   return openOutput(out, config).catch((err: Error) => {
     throw new UsageError(err.message);
@@ -57,6 +58,7 @@ failed, or of a range retracted because its input changed, never are. Hand the l
     )
     .action(async (out: string, opts: ShardsOptions) => {
       const filter = filterOf(opts);
+      const { committedFiles } = await import('../pipeline/shard-list.js');
       const files = await committedFiles((await open(out, opts)).store, filter);
       if (opts.json) process.stdout.write(`${JSON.stringify(files, null, 2)}\n`);
       else if (files.length) process.stdout.write(`${files.map((f) => f.location).join('\n')}\n`);
@@ -66,6 +68,7 @@ failed, or of a range retracted because its input changed, never are. Hand the l
     .action(async (out: string, opts: ShardsOptions) => {
       const filter = filterOf(opts);
       const target = await open(out, opts);
+      const { verifyOutput } = await import('../pipeline/shard-list.js');
       const report = await verifyOutput(target.store, filter);
       for (const p of report.problems) process.stdout.write(`${p}\n`);
       process.stderr.write(`${report.files} files in ${report.manifests} committed ranges checked under ${target.location}: ${report.problems.length ? `${report.problems.length} problems` : 'all match their manifests'}\n`);

@@ -10,7 +10,7 @@
  * commit of the range or by `recover` at the start of the next run. Readers trust only files
  * listed in a manifest, and a range whose manifest exists is never rewritten.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import {
   CommitManifest,
   FILTER_DECISIONS,
@@ -23,8 +23,11 @@ import {
   type ShardTableName,
 } from '../../schemas/outputs.js';
 import { buildTable } from './arrow-schema.js';
+import { filesChecksum, sha256Hex } from './checksum.js';
 import { encodeCorpusPart } from './corpus.js';
 import type { CommitRequest } from './sink.js';
+// Re-exported: the commit protocol's callers and tests reach the manifest hashes from here.
+export { filesChecksum, sha256Hex } from './checksum.js';
 import { COMMITS_PREFIX, corpusKey, manifestKey, rangeStagingPrefix, shardKey, STAGING_PREFIX, stagedKey, stagingPrefix, unstagedKey } from './layout.js';
 import { ObjectExistsError, type ObjectStore } from './object-store.js';
 import { toArrowIpc, toParquet, type ParquetOptions } from './shard-format.js';
@@ -32,8 +35,6 @@ import { toArrowIpc, toParquet, type ParquetOptions } from './shard-format.js';
 export const SHARD_SCHEMA_VERSION = '1';
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-export const sha256Hex = (b: Uint8Array | string): string => createHash('sha256').update(b).digest('hex');
 
 export interface CommitterOptions {
   /** Formats written per table; default ['parquet']. */
@@ -277,12 +278,6 @@ export class ShardCommitter {
     }
     return total;
   }
-}
-
-/** One checksum for a range's content, independent of commit time. */
-export function filesChecksum(files: readonly Pick<ShardFileEntry, 'key' | 'sha256'>[]): string {
-  const lines = files.map((f) => `${f.key} ${f.sha256}\n`).sort();
-  return sha256Hex(lines.join(''));
 }
 
 function parseManifest(bytes: Uint8Array, key: string): CommitManifest {

@@ -9,7 +9,7 @@
 import { CommitManifest, type FileFormat, type ManifestTableName } from '../../schemas/outputs.js';
 import { COMMITS_PREFIX } from './layout.js';
 import type { ObjectStore } from './object-store.js';
-import { filesChecksum, sha256Hex } from './shard-commit.js';
+import { filesChecksum, sha256Hex } from './checksum.js';
 
 export interface CommittedFile {
   table: ManifestTableName;
