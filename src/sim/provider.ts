@@ -1,6 +1,6 @@
 import { ProviderError, type ChatRequest, type ChatResponse, type Provider } from '../llm/types.js';
 import { defaultProfile } from './default-profile.js';
-import { SimEngine } from './engine.js';
+import { requestKey, SimEngine } from './engine.js';
 import type { GoldIndex } from './gold.js';
 import type { SimProfile } from './profile.js';
 import { SimRuntime, type SimStatsSnapshot } from './runtime.js';
@@ -72,7 +72,7 @@ export function createSimProvider(opts: SimProviderOptions = {}): SimProvider {
       throw new ProviderError(`429: more than ${model.max_concurrency} requests in flight for ${req.model}`, true, 429, model.retry_after_ms);
     }
     try {
-      const r = engine.respond(req, runtime.nextAttempt(req));
+      const r = engine.respond(req, runtime.nextAttempt(requestKey(req)));
       if (r.kind === 'error') {
         runtime.record(req.model, 'bad_request');
         throw new ProviderError(`${r.status}: ${r.message}`, false, r.status);

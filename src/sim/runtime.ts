@@ -1,5 +1,3 @@
-import type { ChatRequest } from '../llm/types.js';
-import { requestKey } from './engine.js';
 import type { OutputFormat } from './text.js';
 import { RecentMap } from '../util/recent.js';
 
@@ -44,9 +42,8 @@ export class SimRuntime {
   private readonly inFlight = new Map<string, number>();
   private readonly s: SimStatsSnapshot = { requests: {}, formats: {}, tasks: {}, max_in_flight: {}, in_flight: {}, authorization: { present: 0, absent: 0 }, total: 0 };
 
-  /** 1 for the first try of this exact request, 2 for the next, ... */
-  nextAttempt(req: ChatRequest): number {
-    const key = requestKey(req);
+  /** 1 for the first try of this exact request (`key`: requestKey of it), 2 for the next, ... */
+  nextAttempt(key: string): number {
     const n = (this.attempts.get(key) ?? 0) + 1;
     this.attempts.set(key, n);
     return n;

@@ -160,7 +160,7 @@ async function readChatRequest(httpReq: IncomingMessage, runtime: SimRuntime): P
 }
 
 /** Sends the engine's answer: an error, a fault, or (after its latency) the completion. */
-function reply(d: ChatDeps, res: ServerResponse, req: ChatRequest, r: EngineResult, attempt: number): void {
+function reply(d: ChatDeps, res: ServerResponse, req: ChatRequest, r: EngineResult, attempt: number, key: string): void {
   const { runtime } = d;
   const headers = { 'x-sim-attempt': String(attempt), ...(r.kind !== 'error' ? { 'x-sim-task': r.task } : {}) };
   const finish = (outcome: Outcome, extra: Parameters<SimRuntime['record']>[2] = {}): void => {
@@ -185,7 +185,7 @@ function reply(d: ChatDeps, res: ServerResponse, req: ChatRequest, r: EngineResu
     return d.held.hold(res, req.model, r.hangMs, () => sendError(res, 504, 'upstream_timeout', 'simulated upstream timeout', headers), () => undefined);
   }
   // Derived from the request, so a fresh server replays byte-identical bodies.
-  const id = `chatcmpl-sim-${requestKey(req).slice(0, 20)}-${attempt}`;
+  const id = `chatcmpl-sim-${key.slice(0, 20)}-${attempt}`;
   const send = (): void => {
     runtime.record(req.model, 'ok', { task: r.task, format: r.format });
     sendJson(res, 200, completionBody(req, r, id), headers);
@@ -210,7 +210,9 @@ async function chat(d: ChatDeps, httpReq: IncomingMessage, res: ServerResponse):
     runtime.record(req.model, 'rate_limited');
     return sendError(res, 429, 'rate_limit_exceeded', `simulator: more than ${model.max_concurrency} requests in flight for ${req.model}`, retryHeaders(model.retry_after_ms));
   }
-  const attempt = runtime.nextAttempt(req);
+  // Hashed once: the prompt is most of the request, and the key serves the attempt count and the reply id.
+  const key = requestKey(req);
+  const attempt = runtime.nextAttempt(key);
   let r: EngineResult;
   try {
     r = engine.respond(req, attempt);
@@ -218,7 +220,7 @@ async function chat(d: ChatDeps, httpReq: IncomingMessage, res: ServerResponse):
     runtime.release(req.model); // a simulator bug must not eat a concurrency slot
     throw e;
   }
-  reply(d, res, req, r, attempt);
+  reply(d, res, req, r, attempt, key);
 }
 
 function modelEntry(id: string): unknown {
