@@ -43,7 +43,7 @@ export function analyzeRepairs(rows: readonly RepairRow[], originals: readonly O
   if (!originals) notes.push('Corpus accuracy needs --originals (the original correctness of every corpus record, retried or not).');
   if (corpus?.conflicts) notes.push(`${corpus.conflicts} record(s) have another original correctness in --originals than in the repairs rows; the rows' value was used.`);
   return {
-    settings: { ...opts, bootstrap_unit: 'problem_id' },
+    settings: { ...opts, compare: pair, bootstrap_unit: 'problem_id' },
     rows: rows.length,
     duplicates,
     transitions: transitionTable(outcomes, opts.level),
