@@ -59,6 +59,10 @@ describe('reasoning-jury eval repair', () => {
     const empty = await runCli(['eval', 'repair', out]);
     expect(empty.code).toBe(2);
     expect(empty.stderr).toContain('has no committed repairs table');
+    // `eval` itself still needs -b (checked by eval, so that `eval repair` does not need it).
+    const noBenchmark = await runCli(['eval']);
+    expect(noBenchmark.code).toBe(2);
+    expect(noBenchmark.stderr).toContain("required option '-b, --benchmark <name>' not specified");
     const bad = await runCli(['eval', 'repair', join(tmp, 'repairs.parquet'), '--compare', 'full,full']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--compare must name two different conditions');
