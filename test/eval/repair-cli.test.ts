@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MANIFEST_TABLE_NAMES } from '../../schemas/outputs.js';
+import { MANIFEST_TABLE_NAMES, SHARD_TABLE_NAMES } from '../../schemas/outputs.js';
 import { RepairRow } from '../../schemas/repair.js';
 import { buildTable } from '../../src/pipeline/arrow-schema.js';
 import { LocalObjectStore } from '../../src/pipeline/object-store.js';
@@ -52,10 +52,11 @@ describe('reasoning-jury eval repair', () => {
     const none = await runCli(['eval', 'repair', join(tmp, 'absent')]);
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('no such output folder or file');
-    // A committed output without a repairs table (the shard tables only).
+    // A committed output without a repairs table (a run with repair off: no part for it).
     const out = join(tmp, 'judged');
     mkdirSync(out);
-    await new ShardCommitter(new LocalObjectStore(out)).commit({ source: 'file', first: 'a', last: 'b', tables: {} });
+    const off = SHARD_TABLE_NAMES.filter((t) => (t as string) === 'repairs');
+    await new ShardCommitter(new LocalObjectStore(out), { off }).commit({ source: 'file', first: 'a', last: 'b', tables: {} });
     const empty = await runCli(['eval', 'repair', out]);
     expect(empty.code).toBe(2);
     expect(empty.stderr).toContain('has no committed repairs table');
