@@ -94,3 +94,22 @@ describe('eval repair on a hand-checked corpus', () => {
     expect(renderRepairMarkdown(without)).toContain('give --originals');
   });
 });
+
+describe('eval repair edge cases', () => {
+  it('no rows and no corpus: empty tables, undefined estimates without intervals', () => {
+    const a = analyzeRepairs([], [], { ...DEFAULT_REPAIR_ANALYSIS, resamples: 50 });
+    expect(a.transitions).toEqual([]);
+    expect(a.comparisons).toEqual([]);
+    expect(a.corpus).toMatchObject({ records: 0, problems: 0, gates: [] });
+    expect([a.corpus!.before.value, a.corpus!.before.lo, a.corpus!.before.hi].every(Number.isNaN)).toBe(true);
+    expect(renderRepairMarkdown(a)).toContain('No gate has records retried under both conditions');
+  });
+
+  it('a condition with no originally wrong record has an undefined fix rate, not 0', () => {
+    const rows = handRows().filter((r) => r.original_correct === true);
+    const [steps] = transitionTable(repairOutcomes(rows, 'first').outcomes);
+    expect(steps!.fixed + steps!.wrong_wrong).toBe(0);
+    expect(Number.isNaN(steps!.fix_rate.rate)).toBe(true);
+    expect(steps!.regression_rate.rate).toBeCloseTo(1 / 2, 12); // r3 broke, r4 held; r6 failed
+  });
+});

@@ -108,7 +108,11 @@ export function corpusAccuracy(originals: readonly OriginalRecord[], outcomes: r
   });
   const base = unitAggregator(n, before, before);
   const cis = bootstrapMany([base, ...table.map((t) => t.agg)] as Aggregator<string>[], opts);
-  const est = (agg: Aggregator<string>, ci: Record<string, { lo: number; hi: number }>, k: string): Estimate => ({ value: agg.compute(null)[k]!, lo: ci[k]!.lo, hi: ci[k]!.hi });
+  const est = (agg: Aggregator<string>, ci: Record<string, { lo: number; hi: number }>, k: string): Estimate => {
+    const value = agg.compute(null)[k]!;
+    // An empty corpus has no estimate and no interval (bootstrapMany draws nothing from no units).
+    return Number.isFinite(value) ? { value, lo: ci[k]!.lo, hi: ci[k]!.hi } : { value: NaN, lo: NaN, hi: NaN };
+  };
   return {
     records: corpus.size,
     problems: units.length,
