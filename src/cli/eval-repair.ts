@@ -5,12 +5,16 @@ import { REPAIR_CONDITIONS, type RepairCondition, type RepairRow } from '../../s
 import { isS3Url, openOutput } from '../compose/io.js';
 import { analyzeRepairs, DEFAULT_REPAIR_ANALYSIS, type RepairAnalysisOptions } from '../eval/repair/analyze.js';
 import { ATTEMPT_POLICIES, type AttemptPolicy } from '../eval/repair/outcomes.js';
-import { committedRepairRows, readOriginals, RepairReadError, repairRowsFromFile } from '../eval/repair/read.js';
+import { committedRepairRows, committedSeverities, readOriginals, RepairReadError, repairRowsFromFile } from '../eval/repair/read.js';
+import { subgateRows } from '../eval/repair/subgate.js';
+import { IMPACTS, type Impact } from '../../schemas/defect.js';
 import { renderRepairMarkdown } from '../eval/repair/render.js';
 import { UsageError } from './io.js';
 
 interface EvalRepairOptions {
   originals?: string;
+  subgate?: string;
+  judged?: string;
   attempts: string;
   compare: string;
   bootResamples: string;
@@ -31,13 +35,16 @@ for good is listed as failed and keeps the original answer). Corpus accuracy nee
 a JSONL file with one {"record_id", "problem_id"?, "correct"} line per corpus record, because
 the repairs table only holds retried records. The paired comparison (a − b) uses the records
 retried under both conditions: exact McNemar on the discordant records, and a percentile
-bootstrap that resamples problem_ids with all their records. docs/repair-analysis.md has the
-definitions.
+bootstrap that resamples problem_ids with all their records. --subgate evaluates a stricter
+gate on the retries of the rows' gate (the fatal-only gate of Table 14 reuses the any-defect
+retries) by the highest severity of each record's committed verdict. docs/repair-analysis.md has
+the definitions.
 
 Examples:
   reasoning-jury eval repair out/                                   # Markdown on stdout
   reasoning-jury eval repair out/ --originals originals.jsonl --format json > repair.json
-  reasoning-jury eval repair out/ --attempts any --compare full,steps --boot-resamples 2000`;
+  reasoning-jury eval repair out/ --attempts any --compare full,steps --boot-resamples 2000
+  reasoning-jury eval repair out/ --originals originals.jsonl --subgate fatal   # Table 14's fatal-only gate`;
 
 function wholeNumber(v: string, flag: string, min: number): number {
   const n = Number(v);
@@ -60,6 +67,18 @@ function analysisOptions(o: EvalRepairOptions): RepairAnalysisOptions {
   };
 }
 
+/** --subgate: the rows again under each stricter gate, by the severities of the judged output's verdicts. */
+async function withSubgates(rows: RepairRow[], list: string, judged: string): Promise<RepairRow[]> {
+  const impacts = list.split(',').map((s) => s.trim());
+  for (const i of impacts) if (!(IMPACTS as readonly string[]).includes(i) || i === 'neutral') throw new UsageError(`--subgate takes minor, major or fatal (got "${i}")`);
+  const { store, location } = await openOutput(judged, {}).catch((err: Error) => {
+    throw new UsageError(`--judged ${judged}: ${err.message}`);
+  });
+  const severity = await committedSeverities(store);
+  if (severity.size === 0) throw new UsageError(`--subgate needs the verdicts of the judged output: ${location} has no committed verdicts (give --judged)`);
+  return [...rows, ...impacts.flatMap((i) => subgateRows(rows, severity, i as Impact))];
+}
+
 /** The repairs rows of <out>: a single table file, or the committed table of an output. */
 async function readRows(out: string): Promise<RepairRow[]> {
   if (!isS3Url(out) && /\.(parquet|arrow)$/.test(out) && existsSync(out) && statSync(out).isFile()) return repairRowsFromFile(readFileSync(out), out);
@@ -76,7 +95,9 @@ async function runEvalRepair(out: string, opts: EvalRepairOptions): Promise<void
   if (!['markdown', 'json'].includes(opts.format)) throw new UsageError(`--format must be markdown or json (got "${opts.format}")`);
   const options = analysisOptions(opts);
   try {
-    const rows = await readRows(isS3Url(out) ? out : resolve(out));
+    const where = isS3Url(out) ? out : resolve(out);
+    let rows = await readRows(where);
+    if (opts.subgate) rows = await withSubgates(rows, opts.subgate, opts.judged ?? where);
     const originals = opts.originals ? readOriginals(resolve(opts.originals)) : null;
     const analysis = analyzeRepairs(rows, originals, options);
     process.stdout.write(opts.format === 'json' ? `${JSON.stringify(analysis, null, 2)}\n` : renderRepairMarkdown(analysis));
@@ -92,6 +113,8 @@ export function evalRepairCommand(): Command {
     .description('analyse defect-guided repair (App. N): transitions per condition, corpus accuracy under each gate, paired comparison of two conditions')
     .argument('<out>', 'output holding a committed repairs table (folder or s3://), or one .parquet/.arrow file of repairs rows')
     .option('--originals <file>', 'JSONL of {record_id, problem_id?, correct} for every corpus record: enables corpus accuracy')
+    .option('--subgate <impacts>', 'also evaluate stricter gates on the same retries: e.g. fatal adds gate <gate>/fatal, the records whose verdict has a fatal defect (comma-separated minor, major, fatal)')
+    .option('--judged <out>', 'output whose committed verdicts --subgate reads (default: <out>)')
     .option('--attempts <policy>', 'first: the lowest attempt of each record and condition; any: right when any attempt is right', d.attempts)
     .option('--compare <a,b>', 'conditions compared, a − b', 'full,steps')
     .option('--boot-resamples <n>', 'bootstrap resamples (problem level)', String(d.resamples))

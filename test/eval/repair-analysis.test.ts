@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { subgateRows } from '../../src/eval/repair/subgate.js';
 import { corpusAccuracy } from '../../src/eval/repair/accuracy.js';
 import { analyzeRepairs, DEFAULT_REPAIR_ANALYSIS } from '../../src/eval/repair/analyze.js';
 import { compareConditions } from '../../src/eval/repair/compare.js';
 import { repairOutcomes } from '../../src/eval/repair/outcomes.js';
 import { transitionTable } from '../../src/eval/repair/transitions.js';
 import { renderRepairMarkdown } from '../../src/eval/repair/render.js';
-import { HAND_ORIGINALS, handRows } from './repair-helpers.js';
+import { HAND_ORIGINALS, HAND_SEVERITY, handRows } from './repair-helpers.js';
 
 /**
  * handRows(), worked out by hand (W wrong, R right, F retry failed, - no reference):
@@ -111,5 +112,23 @@ describe('eval repair edge cases', () => {
     expect(steps!.fixed + steps!.wrong_wrong).toBe(0);
     expect(Number.isNaN(steps!.fix_rate.rate)).toBe(true);
     expect(steps!.regression_rate.rate).toBeCloseTo(1 / 2, 12); // r3 broke, r4 held; r6 failed
+  });
+});
+
+describe('a stricter gate on the same retries (--subgate)', () => {
+  it('fatal: r1, r3 and r6 under any_defect/fatal; the others keep their answers', () => {
+    const rows = handRows();
+    const extra = subgateRows(rows, HAND_SEVERITY, 'fatal');
+    expect(new Set(extra.map((r) => r.record_id))).toEqual(new Set(['r1', 'r3', 'r6']));
+    expect(new Set(extra.map((r) => r.gate))).toEqual(new Set(['any_defect/fatal']));
+    const a = analyzeRepairs([...rows, ...extra], HAND_ORIGINALS, { ...DEFAULT_REPAIR_ANALYSIS, resamples: 100 });
+    const t = a.transitions.filter((x) => x.gate === 'any_defect/fatal');
+    // steps: r1 fixed, r3 regressed, r6 failed; full: r1 fixed, r3 right→right, r6 regressed.
+    expect(t.map((x) => [x.condition, x.retried, x.fixed, x.regressed, x.right_right, x.failed])).toEqual([['steps', 3, 1, 1, 0, 1], ['full', 3, 1, 1, 1, 0]]);
+    const full = a.corpus!.gates.find((g) => g.gate === 'any_defect/fatal' && g.condition === 'full')!;
+    expect(full.retried).toBe(3);
+    expect(full.after.value).toBeCloseTo(5 / 9, 12); // +r1 −r6
+    // major and above adds r2.
+    expect(new Set(subgateRows(rows, HAND_SEVERITY, 'major').map((r) => r.record_id))).toEqual(new Set(['r1', 'r2', 'r3', 'r6']));
   });
 });

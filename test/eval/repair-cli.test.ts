@@ -11,7 +11,9 @@ import { ShardCommitter } from '../../src/pipeline/shard-commit.js';
 import type { ShardRows } from '../../src/pipeline/sink.js';
 import { analyzeRepairs, DEFAULT_REPAIR_ANALYSIS, type RepairAnalysis } from '../../src/eval/repair/analyze.js';
 import { runCli } from '../helpers/cli.js';
-import { HAND_ORIGINALS, handRows } from './repair-helpers.js';
+import { subgateRows } from '../../src/eval/repair/subgate.js';
+import { verdictRows } from '../shards/synth.js';
+import { HAND_ORIGINALS, HAND_SEVERITY, handRows } from './repair-helpers.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'rj-eval-repair-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -67,6 +69,22 @@ describe('reasoning-jury eval repair', () => {
     const bad = await runCli(['eval', 'repair', join(tmp, 'repairs.parquet'), '--compare', 'full,full']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--compare must name two different conditions');
+  });
+
+  it('--subgate fatal reads the judged output\'s committed verdicts and adds the any_defect/fatal gate', async () => {
+    const judged = join(tmp, 'judged-verdicts');
+    mkdirSync(judged);
+    const ids = [...HAND_SEVERITY.keys()];
+    const verdicts = verdictRows(ids.length, 1, 'file').map((v, i) => ({ ...v, record_id: ids[i]!, max_impact: HAND_SEVERITY.get(ids[i]!)! }));
+    await new ShardCommitter(new LocalObjectStore(judged)).commit({ source: 'file', first: 'r1', last: 'r6', tables: { verdicts } });
+    const r = await runCli(['eval', 'repair', join(tmp, 'repairs.parquet'), ...FLAGS, '--subgate', 'fatal', '--judged', judged]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const rows = handRows();
+    expect(JSON.parse(r.stdout)).toEqual(JSON.parse(JSON.stringify(analyzeRepairs([...rows, ...subgateRows(rows, HAND_SEVERITY, 'fatal')], HAND_ORIGINALS, OPTS))));
+    const noVerdicts = await runCli(['eval', 'repair', join(tmp, 'repairs.parquet'), '--subgate', 'fatal']);
+    expect(noVerdicts.code).toBe(2);
+    expect(noVerdicts.stderr).toContain('has no committed verdicts');
   });
 
   // The repairs table is registered in schemas/outputs.ts by the repair step (branch i15-repair);

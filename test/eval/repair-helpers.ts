@@ -1,3 +1,4 @@
+import type { Impact } from '../../schemas/defect.js';
 import type { RepairCondition, RepairRow } from '../../schemas/repair.js';
 
 /**
@@ -69,3 +70,6 @@ export const HAND_ORIGINALS = [
   { record_id: 'r10', problem_id: 'p5', correct: true },
   { record_id: 'r11', problem_id: 'p5', correct: null },
 ];
+
+/** Highest verdict severity of the hand records (r7 has no verdict). */
+export const HAND_SEVERITY = new Map<string, Impact | null>([['r1', 'fatal'], ['r2', 'major'], ['r3', 'fatal'], ['r4', null], ['r5', 'minor'], ['r6', 'fatal']]);

@@ -4,11 +4,12 @@
  * a single Parquet or Arrow file of RepairRow rows, and the optional originals JSONL.
  */
 import { readFileSync } from 'node:fs';
+import type { Impact } from '../../../schemas/defect.js';
 import { OriginalOutcome } from '../../../schemas/repair-analysis.js';
 import { RepairRow } from '../../../schemas/repair.js';
 import type { ObjectStore } from '../../pipeline/object-store.js';
 import { committedFiles } from '../../pipeline/shard-list.js';
-import { type PlainRow, readArrowIpcRows, readParquetRows } from '../../pipeline/shard-read.js';
+import { type PlainRow, readArrowIpcRows, readCommittedRows, readParquetRows } from '../../pipeline/shard-read.js';
 
 export const REPAIRS_TABLE = 'repairs';
 
@@ -75,5 +76,18 @@ export function readOriginals(path: string): OriginalOutcome[] {
       if (!p.success) throw new RepairReadError(`${path}:${i + 1}: ${p.error.issues[0]?.path.join('.') ?? ''} ${p.error.issues[0]?.message ?? 'invalid'}`);
       out.push(p.data);
     });
+  return out;
+}
+
+/** Each committed verdict's highest severity, by record id, from the Parquet verdicts (Arrow when there are none); the first verdict of an id wins, as the eval loaders do. */
+export async function committedSeverities(store: ObjectStore): Promise<Map<string, Impact | null>> {
+  const out = new Map<string, Impact | null>();
+  const opts = { columns: ['record_id', 'max_impact'] };
+  let rows = await readCommittedRows(store, 'verdicts', 'parquet', opts);
+  if (rows.length === 0) rows = await readCommittedRows(store, 'verdicts', 'arrow', opts);
+  for (const v of rows) {
+    const id = v.record_id as string;
+    if (!out.has(id)) out.set(id, (v.max_impact ?? null) as Impact | null);
+  }
   return out;
 }
