@@ -13,6 +13,7 @@ import { evalConfig, judgeRecords, prepareInputs, sampleRecords } from '../eval/
 import { DEFAULT_SCORE_OPTIONS, type ScoreOptions } from '../eval/score.js';
 import { BENCHMARKS, type BenchmarkName, FAILED_POLICIES, type FailedPolicy, type LoadedBenchmark, MISSING_POLICIES, type MissingPolicy } from '../eval/types.js';
 import { readVerdictSource } from '../eval/verdicts-io.js';
+import { evalRepairCommand } from './eval-repair.js';
 import { UsageError } from './io.js';
 import { JURY_OPTION_HELP, loadJuryConfig, openJury, type JuryOptions } from './jury-setup.js';
 import { logger, logSettings } from '../util/log.js';
@@ -20,7 +21,7 @@ import { logger, logSettings } from '../util/log.js';
 const log = logger('eval');
 
 interface EvalOptions extends JuryOptions {
-  benchmark: string;
+  benchmark?: string;
   data?: string;
   verdicts?: string;
   sample: string;
@@ -108,7 +109,8 @@ export function registerEval(program: Command): void {
   program
     .command('eval')
     .description("score the jury on a labelled benchmark: step metrics with bootstrap CIs, the benchmark's own protocol, the aggregation ladder and costs")
-    .requiredOption('-b, --benchmark <name>', `one of ${BENCHMARKS.join(', ')}`)
+    // Not a commander requiredOption: commander would then ask it of `eval repair` too.
+    .option('-b, --benchmark <name>', `one of ${BENCHMARKS.join(', ')} (required)`)
     .option('-d, --data <path>', 'benchmark file or folder in its own format (default: the shared data folder)')
     .option('--verdicts <path>', 'score stored verdicts instead of running the jury: a shard output folder or verdict JSONL')
     .option('-n, --sample <n>', 'records to judge, drawn by a seeded shuffle ("all" for every record)', '200')
@@ -130,7 +132,8 @@ export function registerEval(program: Command): void {
     .option('--audit-log <file>', JURY_OPTION_HELP.auditLog)
     .option('--no-cache', JURY_OPTION_HELP.cache)
     .addHelpText('after', EVAL_HELP)
-    .action(runEval);
+    .action(runEval)
+    .addCommand(evalRepairCommand());
 }
 
 /** What every way of scoring shares: the loaded benchmark, its path, options and notes so far. */
@@ -159,6 +162,7 @@ async function runEval(this: Command, opts: EvalOptions): Promise<void> {
   // With --verdicts, -n/--seed given on the command line name the run's selection (so records
   // it never judged count as missing); without them the selection is what the verdicts name.
   const sampled = this.getOptionValueSource('sample') === 'cli';
+  if (opts.benchmark === undefined) throw new UsageError("required option '-b, --benchmark <name>' not specified");
   const benchmark = choice<BenchmarkName>(opts.benchmark, BENCHMARKS, '--benchmark');
   const score = scoreOptions(opts);
   const path = dataPath(benchmark, opts.data);

@@ -1,0 +1,54 @@
+/**
+ * `eval repair` as one pure function: repairs rows (and optionally the corpus's original
+ * correctness) in, the three analyses of App. N.3 out. docs/repair-analysis.md explains each.
+ */
+import type { RepairCondition, RepairRow } from '../../../schemas/repair.js';
+import { type CorpusAccuracy, corpusAccuracy, type OriginalRecord } from './accuracy.js';
+import { type ConditionComparison, compareConditions } from './compare.js';
+import { type AttemptPolicy, repairOutcomes } from './outcomes.js';
+import { type Transitions, transitionTable } from './transitions.js';
+
+export interface RepairAnalysisOptions {
+  attempts: AttemptPolicy;
+  /** conditions compared (a − b); null: full − steps when both are there */
+  compare: readonly [RepairCondition, RepairCondition] | null;
+  /** bootstrap resamples, seed and coverage (also the Wilson intervals' coverage) */
+  resamples: number;
+  seed: number;
+  level: number;
+}
+
+export const DEFAULT_REPAIR_ANALYSIS: RepairAnalysisOptions = { attempts: 'first', compare: null, resamples: 10_000, seed: 0, level: 0.95 };
+
+export interface RepairAnalysis {
+  settings: RepairAnalysisOptions & { bootstrap_unit: 'problem_id' };
+  rows: number;
+  duplicates: number;
+  transitions: Transitions[];
+  /** null without the originals: the repairs rows alone do not hold the records no gate retried */
+  corpus: CorpusAccuracy | null;
+  comparisons: ConditionComparison[];
+  notes: string[];
+}
+
+export function analyzeRepairs(rows: readonly RepairRow[], originals: readonly OriginalRecord[] | null, opts: RepairAnalysisOptions = DEFAULT_REPAIR_ANALYSIS): RepairAnalysis {
+  const { outcomes, duplicates } = repairOutcomes(rows, opts.attempts);
+  const boot = { resamples: opts.resamples, seed: opts.seed, level: opts.level };
+  const notes: string[] = [];
+  if (duplicates) notes.push(`${duplicates} repairs row(s) repeat a (gate, condition, record, attempt) already read; the first one read was kept.`);
+  const pair = opts.compare ?? (['full', 'steps'] as const);
+  const present = new Set(outcomes.map((o) => o.condition));
+  if (!pair.every((c) => present.has(c))) notes.push(`No paired comparison: the rows have no ${pair.filter((c) => !present.has(c)).join(' or ')} retries.`);
+  const corpus = originals ? corpusAccuracy(originals, outcomes, boot) : null;
+  if (!originals) notes.push('Corpus accuracy needs --originals (the original correctness of every corpus record, retried or not).');
+  if (corpus?.conflicts) notes.push(`${corpus.conflicts} record(s) have another original correctness in --originals than in the repairs rows; the rows' value was used.`);
+  return {
+    settings: { ...opts, compare: pair, bootstrap_unit: 'problem_id' },
+    rows: rows.length,
+    duplicates,
+    transitions: transitionTable(outcomes, opts.level),
+    corpus,
+    comparisons: compareConditions(outcomes, pair[0], pair[1], boot),
+    notes,
+  };
+}
