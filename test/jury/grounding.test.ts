@@ -77,8 +77,14 @@ describe('quotes of the evidence', () => {
   it('apostrophes inside words neither open nor close a quote', () => {
     expect(quotesOf("[STEP-2] 'Let's add the two numbers'")).toEqual([{ text: "Let's add the two numbers", step: 2 }]);
   });
+  it('a piece wrapped in quotes is one quote, with primes, apostrophes and newlines inside', () => {
+    expect(quotesOf("[STEP-4] 'we get:\n\\[ m' = \\frac{a}{2} \\]'; [STEP-4] 'it's = 4'")).toEqual([
+      { text: "we get:\n\\[ m' = \\frac{a}{2} \\]", step: 4 },
+      { text: "it's = 4", step: 4 },
+    ]);
+  });
   it('unquoted evidence is one quote without its step markers; empty evidence has none', () => {
-    expect(quotesOf('[STEP-2]: the sum is 12')).toEqual([{ text: 'the sum is 12', step: null }]);
+    expect(quotesOf('[STEP-2]: the sum is 12')).toEqual([{ text: 'the sum is 12', step: 2 }]);
     expect(quotesOf('')).toEqual([]);
   });
 });
