@@ -107,6 +107,8 @@ export const DEFAULT_MAX_TOKENS: Readonly<Record<Phase, number>> = {
   // the verification passes answer one short line per finding
   removal: 4096,
   arbiter: 4096,
+  // one yes/no with a sentence
+  grounding: 1024,
 };
 
 const budget = (phase: Phase, what: string) => z.int().positive().optional().describe(`${what}; absent: ${DEFAULT_MAX_TOKENS[phase]}.`);
@@ -121,6 +123,7 @@ export const MaxTokensConfig = z
     taxonomy: budget('taxonomy', 'Taxonomy assignment and induction calls'),
     removal: budget('removal', 'The removal pass (`removal_pass`)'),
     arbiter: budget('arbiter', 'The evidence arbiter (`arbiter`)'),
+    grounding: budget('grounding', 'The deliberation grounding checker\'s model call (`grounding.checker.model`)'),
   })
   .strict()
   .describe('Default max_tokens per kind of call, for seats without their own `max_tokens` (kind `local` endpoints excepted: the model\'s context bounds them). Every HTTP call carries a budget, so a server never generates to the end of its context for a reply nobody waits for.');

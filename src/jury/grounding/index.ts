@@ -7,7 +7,7 @@ import { checkVoters } from './voters.js';
 
 export { normalise, tokens } from './normalize.js';
 export { matchQuote, approximateEdits, type MatchOptions } from './match.js';
-export { quotesOf, type Quote } from './quotes.js';
+export { quotedSpans, quotesOf, type Quote } from './quotes.js';
 export { groundDefect, locateQuote, stepTokens, type StepTokens } from './locate.js';
 export { backers, checkVoters } from './voters.js';
 

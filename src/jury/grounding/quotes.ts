@@ -43,3 +43,8 @@ export function quotesOf(evidence: string): Quote[] {
   });
   return out;
 }
+
+/** Only the quoted spans of a text (prose such as a deliberation turn: no span, no quote). */
+export function quotedSpans(text: string): string[] {
+  return [...text.matchAll(SPAN)].map((m) => (m[1] ?? m[2] ?? m[3] ?? m[4] ?? m[5] ?? '').trim()).filter(Boolean);
+}
