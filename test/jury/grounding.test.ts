@@ -122,6 +122,12 @@ describe('voters against Phase 1', () => {
     // a: quote in the evidence; c: quote in the evidence; b: another step; d: failed
     expect(backers(d, j)).toEqual(['a', 'c']);
   });
+  it('with the trace given, a finding whose own quote is not in it backs nothing', () => {
+    const invented = judgement('e', [defect([2], "[STEP-2] 'we add 4242 pears to the basket'", { what_went_wrong: 'adds the numbers wrong' })]);
+    const d = defect([2], "[STEP-2] 'giving 1012 apples'; [STEP-2] 'we add 4242 pears to the basket'", { what_went_wrong: 'adds the numbers wrong' });
+    expect(backers(d, [...j, invented])).toEqual(['a', 'e']);
+    expect(backers(d, [...j, invented], { steps: stepTokens(steps), opts })).toEqual(['a']);
+  });
   it('a same-step finding with an unrelated description does not count', () => {
     const d = defect([2], "[STEP-2] 'giving 1012 apples'", { what_went_wrong: 'adds the numbers wrong and carries it' });
     expect(backers(d, j)).toEqual(['a']);

@@ -47,7 +47,7 @@ export function groundConsensus(g: GroundingConfig, consensus: readonly Defect[]
     kept.push(r.refs ? { ...d, statement_refs: r.refs } : d);
     indices.push(i);
   });
-  const voted = g.check_voters ? checkVoters(kept, indices, judgements) : { defects: kept, corrections: [] };
+  const voted = g.check_voters ? checkVoters(kept, indices, judgements, { steps: tokenised, opts }) : { defects: kept, corrections: [] };
   const flagged = checks.filter((c) => c.action === 'flagged').length;
   return {
     defects: voted.defects,
