@@ -142,6 +142,12 @@ describe('voters against Phase 1', () => {
     expect(r.defects[2]).toBe(none);
     expect(r.corrections).toEqual([{ defect_index: 0, voters_before: 'a,b', voters_after: 'a', vote_count_before: 3, vote_count_after: 1 }]);
   });
+  it('the same voters in another order are no correction; a missing backer is added after the listed ones', () => {
+    const d = defect([2], "[STEP-2] 'giving 1012 apples'; [STEP-2] 'Then we add'", { what_went_wrong: 'sums the apples wrong', voters: ['c', 'a'], vote_count: 2 });
+    expect(checkVoters([d], [0], j).corrections).toEqual([]);
+    const missing = { ...d, voters: ['c'], vote_count: 1 };
+    expect(checkVoters([missing], [0], j).defects[0]).toMatchObject({ voters: ['c', 'a'], vote_count: 2 });
+  });
 });
 
 describe('policies', () => {

@@ -12,7 +12,8 @@ import { tokens } from './normalize.js';
  * COMPATIBLE_OVERLAP of the content words (4+ letters) of the shorter description occur in the
  * other. With the trace given, a finding whose own quotes are nowhere in it backs nothing (an
  * invented finding merged into a real one does not count as a vote). The consensus lists are
- * replaced by the jurors that back the defect, in seat order.
+ * replaced by the jurors that back the defect (the consensus's order, then added ones in seat
+ * order); a list that differs only in order is no correction.
  */
 export const COMPATIBLE_OVERLAP = 0.3;
 
@@ -51,8 +52,10 @@ export function checkVoters(defects: readonly Defect[], indices: readonly number
   const corrections: VoterCorrection[] = [];
   const out = defects.map((d, k) => {
     if (d.voters === undefined) return d;
-    const after = backers(d, judgements, trace);
-    const same = after.length === d.voters.length && after.every((v, i) => v === d.voters![i]) && d.vote_count === after.length;
+    const backing = backers(d, judgements, trace);
+    // Order is not a vote: the consensus's own order is kept, added jurors follow in seat order.
+    const after = [...d.voters.filter((v) => backing.includes(v)), ...backing.filter((v) => !d.voters!.includes(v))];
+    const same = after.length === d.voters.length && d.vote_count === after.length;
     if (same) return d;
     corrections.push({ defect_index: indices[k]!, voters_before: d.voters.join(','), voters_after: after.join(','), vote_count_before: d.vote_count ?? null, vote_count_after: after.length });
     return { ...d, voters: after, vote_count: after.length };
