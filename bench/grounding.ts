@@ -27,7 +27,7 @@ function consensusCounts(verdicts: readonly Verdict[]): Record<Kind, { total: nu
     for (const c of v.grounding?.checks ?? []) {
       const k = out[kindOf(c.evidence)];
       k.total++;
-      if (c.action === 'dropped') k.dropped++;
+      if (c.outcome === 'dropped') k.dropped++;
       if (c.status === 'relocated') k.relocated++;
     }
   return out;

@@ -205,7 +205,7 @@ const TurnRow = z
 
 const CallRow = z
   .object({
-    phase: Phase.describe('What the call served: phase1, consolidation, moderator, juror_turn, extraction, removal (the removal pass) or arbiter (the evidence arbiter).'),
+    phase: Phase.describe('What the call served: phase1, consolidation, moderator, juror_turn, extraction, removal (the removal pass), arbiter (the evidence arbiter) or grounding (the deliberation grounding checker).'),
     participant: z.string().describe('Seat that made the call (a juror id, consolidator, moderator...).'),
     model: z.string().describe('Model called.'),
     tokens_in: int64().nonnegative().describe('Prompt tokens.'),
@@ -244,10 +244,10 @@ const GroundingRow = z
     cited_refs: z.string().describe('The steps it cited, comma-separated ("3,4").'),
     evidence: z.string().describe('Its evidence text, whose quotes were looked up.'),
     status: z.enum(GROUNDING_STATUSES).describe('`grounded`: a quote sits in a cited step; `relocated`: its quotes sit only in other steps (refs corrected); `ungrounded`: no quote found in the trace.'),
-    action: z.enum(GROUNDING_ACTIONS).describe('What `grounding.policy` did with it: `kept`, `flagged` (kept, verdict marked degraded) or `dropped`.'),
+    outcome: z.enum(GROUNDING_ACTIONS).describe('What `grounding.policy` did with it: `kept`, `flagged` (kept, verdict marked degraded) or `dropped`.'),
     quotes: int32().nonnegative().describe('Quotes found in its evidence.'),
-    matched: int32().nonnegative().describe('Of those, the ones found in some step.'),
-    match: z.enum(QUOTE_MATCHES).describe('Best match: `exact` (after normalisation), `fuzzy` (within the edit threshold) or `none`.'),
+    quotes_found: int32().nonnegative().describe('Of those, the ones found in some step.'),
+    best_match: z.enum(QUOTE_MATCHES).describe('Best match: `exact` (after normalisation), `fuzzy` (within the edit threshold) or `none`.'),
     corrected_refs: z.string().nullable().describe('The corrected steps ("5") when relocated; null otherwise.'),
   })
   .describe('One consensus defect as deterministic grounding found it.');
@@ -267,8 +267,8 @@ const ClaimCheckRow = z
     turn: int32().nonnegative().describe('Turn in which the claim was made.'),
     speaker: z.string().describe('Seat id of the juror who made it.'),
     refs: z.string().describe('Steps the claim cites, comma-separated.'),
-    quote: z.string().describe('The quote it was checked by (empty when it gave none).'),
-    by: z.enum(['deterministic', 'model', 'failure']).describe('What decided: quote matching, the checker call, or the call\'s failure.'),
+    quoted: z.string().describe('The quotes it was checked by (empty when it gave none).'),
+    decided_by: z.enum(['deterministic', 'model', 'failure']).describe('What decided: quote matching, the checker call, or the call\'s failure.'),
     result: z.enum(CLAIM_CHECK_RESULTS).describe('`grounded` (counted as evidence), `ungrounded` (named to the moderator as not evidence) or `accepted_on_failure` (the check failed; the claim counts).'),
     error: z.string().nullable().describe('Why the checker call failed; null otherwise.'),
   })

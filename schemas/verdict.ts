@@ -76,13 +76,13 @@ export const GroundingCheck = z.object({
   evidence: z.string(),
   /** grounded: a quote sits in a cited step; relocated: only in other steps (refs corrected); ungrounded: nowhere */
   status: z.enum(GROUNDING_STATUSES),
-  /** what the policy did: kept, flagged (kept, the verdict marked) or dropped */
-  action: z.enum(GROUNDING_ACTIONS),
+  /** (field names avoid DuckDB's reserved words: action, match, matched, quote, by) what the policy did: kept, flagged (kept, the verdict marked) or dropped */
+  outcome: z.enum(GROUNDING_ACTIONS),
   quotes: z.int().nonnegative(),
   /** quotes found anywhere in the trace */
-  matched: z.int().nonnegative(),
+  quotes_found: z.int().nonnegative(),
   /** the best match of its quotes */
-  match: z.enum(QUOTE_MATCHES),
+  best_match: z.enum(QUOTE_MATCHES),
   /** the corrected steps ("5"), when relocated */
   corrected_refs: z.string().nullable(),
 });
@@ -106,9 +106,9 @@ export const ClaimCheck = z.object({
   speaker: z.string(),
   /** the claim's steps, as "3,4" */
   refs: z.string(),
-  quote: z.string(),
+  quoted: z.string(),
   /** deterministic: quote matching; model: the checker call decided; failure: the call failed */
-  by: z.enum(['deterministic', 'model', 'failure']),
+  decided_by: z.enum(['deterministic', 'model', 'failure']),
   /** ungrounded claims are not counted as evidence; a failed check accepts the claim */
   result: z.enum(CLAIM_CHECK_RESULTS),
   error: z.string().nullable(),

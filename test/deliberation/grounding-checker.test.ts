@@ -79,7 +79,7 @@ describe('grounding checker in deliberation', () => {
     expect(after).not.toContain('77 oranges');
     expect(after).toContain('Grounding check: a new claim on [STEP-4] was withheld');
     expect(v.transcript.find((t) => t.speaker === 'jury-1')!.message).toBe(INVENTED);
-    expect(v.grounding!.claim_checks!.map((c) => [c.speaker, c.refs, c.by, c.result])).toEqual([
+    expect(v.grounding!.claim_checks!.map((c) => [c.speaker, c.refs, c.decided_by, c.result])).toEqual([
       ['jury-0', '3', 'deterministic', 'grounded'],
       ['jury-1', '4', 'deterministic', 'ungrounded'],
     ]);
@@ -91,7 +91,7 @@ describe('grounding checker in deliberation', () => {
     const gw = new Script(script(() => ({ grounded: false, reason: 'step 4 says 506' })));
     const v = await judgeRecord(ctx(gw, { policy: 'keep', checker: { model: true } }), input);
     expect(gw.calls.filter((c) => c.phase === 'grounding').map((c) => c.participant)).toEqual(['grounding']);
-    expect(v.grounding!.claim_checks!.map((c) => [c.refs, c.by, c.result])).toEqual([
+    expect(v.grounding!.claim_checks!.map((c) => [c.refs, c.decided_by, c.result])).toEqual([
       ['3', 'deterministic', 'grounded'],
       ['4', 'model', 'ungrounded'],
     ]);
@@ -102,7 +102,7 @@ describe('grounding checker in deliberation', () => {
     const gw = new Script(script(() => new Error('invalid JSON after one re-ask')));
     const v = await judgeRecord(ctx(gw, { policy: 'keep', checker: { model: true } }), input);
     const check = v.grounding!.claim_checks!.find((c) => c.refs === '4')!;
-    expect(check).toMatchObject({ by: 'failure', result: 'accepted_on_failure' });
+    expect(check).toMatchObject({ decided_by: 'failure', result: 'accepted_on_failure' });
     expect(check.error).toMatch(/invalid JSON/);
     expect(moderatorViews(gw).slice(2).join('\n')).toContain('77 oranges');
     expect(v.usage.filter((u) => u.phase === 'grounding' && u.outcome === 'error')).toHaveLength(1);

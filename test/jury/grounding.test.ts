@@ -161,7 +161,7 @@ describe('policies', () => {
   it('keep: the ungrounded defect stays, nothing flagged', () => {
     const r = g('keep');
     expect(r.defects.map((d) => d.statement_refs)).toEqual([[2], [3], [4]]);
-    expect(r.outcome.checks.map((c) => [c.status, c.action, c.corrected_refs])).toEqual([
+    expect(r.outcome.checks.map((c) => [c.status, c.outcome, c.corrected_refs])).toEqual([
       ['grounded', 'kept', null],
       ['relocated', 'kept', '3'],
       ['ungrounded', 'kept', null],
@@ -171,13 +171,13 @@ describe('policies', () => {
   it('flag: it stays and the verdict is to be marked', () => {
     const r = g('flag');
     expect(r.defects).toHaveLength(3);
-    expect(r.outcome.checks[2]!.action).toBe('flagged');
+    expect(r.outcome.checks[2]!.outcome).toBe('flagged');
     expect(r.flag).toMatch(/1 of 3 defects/);
   });
   it('drop: it leaves; voters of the relocated defect are checked at its corrected step', () => {
     const r = g('drop');
     expect(r.defects.map((d) => d.statement_refs)).toEqual([[2], [3]]);
-    expect(r.outcome.checks[2]!.action).toBe('dropped');
+    expect(r.outcome.checks[2]!.outcome).toBe('dropped');
     // juror a cited step 2, not 3: the relocated defect loses its voter
     expect(r.outcome.voter_corrections).toEqual([{ defect_index: 1, voters_before: 'a', voters_after: '', vote_count_before: 1, vote_count_after: 0 }]);
   });
@@ -220,7 +220,7 @@ describe('grounding in judgeRecord', () => {
     expect(v.defects.map((d) => [d.statement_refs, d.voters, d.vote_count])).toEqual([[[2], ['jury-0', 'jury-1'], 2]]);
     expect(v.degraded).toBe(false);
     const row = detailRow(v);
-    expect(row.grounding!.map((c) => c.action)).toEqual(['kept', 'dropped']);
+    expect(row.grounding!.map((c) => c.outcome)).toEqual(['kept', 'dropped']);
     expect(row.voter_corrections).toEqual([{ defect_index: 0, voters_before: 'jury-0,jury-1,jury-2', voters_after: 'jury-0,jury-1', vote_count_before: 3, vote_count_after: 2 }]);
   });
   it('flag: the defect stays and the verdict is degraded with the reason', async () => {

@@ -41,12 +41,12 @@ export function claimChecker(args: { grounding: GroundingConfig; gateway: ModelG
 
   async function check(turn: TranscriptTurn, paragraph: string, refs: number[]): Promise<{ check: ClaimCheck; usage: CallUsage[] }> {
     const quotes = quotedSpans(paragraph);
-    const base = { turn: turn.turn, speaker: turn.speaker, refs: refs.join(','), quote: quotes.join(' | '), error: null };
+    const base = { turn: turn.turn, speaker: turn.speaker, refs: refs.join(','), quoted: quotes.join(' | '), error: null };
     const found = quotes.some((q) => locateQuote(steps, tokens(q), refs, opts)?.cited === true);
-    if (found || !useModel) return { check: { ...base, by: 'deterministic', result: found ? 'grounded' : 'ungrounded' }, usage: [] };
+    if (found || !useModel) return { check: { ...base, decided_by: 'deterministic', result: found ? 'grounded' : 'ungrounded' }, usage: [] };
     const res = await passCall({ gateway: args.gateway, recordId: args.recordId, seat: args.seat, phase: 'grounding', messages: groundingCheckMessages(args.prompts, args.input, paragraph, refs.map((r) => `[STEP-${r}]`).join(', ')), schema: GroundingCheckOutput, schemaName: 'GroundingCheckOutput' });
-    if (!res.ok) return { check: { ...base, by: 'failure', result: 'accepted_on_failure', error: res.error }, usage: res.usage };
-    return { check: { ...base, by: 'model', result: res.value.grounded ? 'grounded' : 'ungrounded' }, usage: res.usage };
+    if (!res.ok) return { check: { ...base, decided_by: 'failure', result: 'accepted_on_failure', error: res.error }, usage: res.usage };
+    return { check: { ...base, decided_by: 'model', result: res.value.grounded ? 'grounded' : 'ungrounded' }, usage: res.usage };
   }
 
   return {

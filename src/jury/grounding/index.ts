@@ -41,14 +41,14 @@ export function groundConsensus(g: GroundingConfig, consensus: readonly Defect[]
   consensus.forEach((d, i) => {
     const r = groundDefect(d, tokenised, opts);
     const ungrounded = r.status === 'ungrounded';
-    const action = !ungrounded || g.policy === 'keep' ? 'kept' : g.policy === 'flag' ? 'flagged' : 'dropped';
-    checks.push({ defect_index: i, cited_refs: d.statement_refs.join(','), evidence: d.evidence, status: r.status, action, quotes: r.quotes, matched: r.hits.length, match: r.match, corrected_refs: r.refs ? r.refs.join(',') : null });
-    if (action === 'dropped') return;
+    const outcome = !ungrounded || g.policy === 'keep' ? 'kept' : g.policy === 'flag' ? 'flagged' : 'dropped';
+    checks.push({ defect_index: i, cited_refs: d.statement_refs.join(','), evidence: d.evidence, status: r.status, outcome, quotes: r.quotes, quotes_found: r.hits.length, best_match: r.match, corrected_refs: r.refs ? r.refs.join(',') : null });
+    if (outcome === 'dropped') return;
     kept.push(r.refs ? { ...d, statement_refs: r.refs } : d);
     indices.push(i);
   });
   const voted = g.check_voters ? checkVoters(kept, indices, judgements, { steps: tokenised, opts }) : { defects: kept, corrections: [] };
-  const flagged = checks.filter((c) => c.action === 'flagged').length;
+  const flagged = checks.filter((c) => c.outcome === 'flagged').length;
   return {
     defects: voted.defects,
     outcome: { policy: g.policy, checks, voter_corrections: voted.corrections },
