@@ -3,6 +3,7 @@ import { benchDeliberation } from './deliberation.js';
 import { benchMemory } from './memory.js';
 import { machine } from './common.js';
 import { benchEvalLadder } from './eval-ladder.js';
+import { benchGrounding } from './grounding.js';
 import { benchKafka } from './kafka.js';
 import { benchLocal } from './local.js';
 import { benchPasses } from './passes.js';
@@ -18,6 +19,7 @@ const BENCHES: Record<string, () => Promise<string> | string> = {
   memory: () => benchMemory(),
   'eval-ladder': () => benchEvalLadder(),
   passes: () => benchPasses(),
+  grounding: () => benchGrounding(),
   local: () => benchLocal(),
   deliberation: () => benchDeliberation(),
   kafka: () => benchKafka(),

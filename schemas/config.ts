@@ -7,7 +7,7 @@ import { Impact } from './defect.js';
 import { ExternalSeatConfig } from './external.js';
 import { FilterDecision } from './outputs.js';
 import { FieldMapping } from './trace.js';
-import { JuryMode } from './verdict.js';
+import { GROUNDING_POLICIES, JuryMode } from './verdict.js';
 import { KafkaConfig } from './kafka.js';
 import { S3Config } from './s3.js';
 import type { Phase } from './usage.js';
@@ -107,6 +107,8 @@ export const DEFAULT_MAX_TOKENS: Readonly<Record<Phase, number>> = {
   // the verification passes answer one short line per finding
   removal: 4096,
   arbiter: 4096,
+  // one yes/no with a sentence
+  grounding: 1024,
 };
 
 const budget = (phase: Phase, what: string) => z.int().positive().optional().describe(`${what}; absent: ${DEFAULT_MAX_TOKENS[phase]}.`);
@@ -121,6 +123,7 @@ export const MaxTokensConfig = z
     taxonomy: budget('taxonomy', 'Taxonomy assignment and induction calls'),
     removal: budget('removal', 'The removal pass (`removal_pass`)'),
     arbiter: budget('arbiter', 'The evidence arbiter (`arbiter`)'),
+    grounding: budget('grounding', 'The deliberation grounding checker\'s model call (`grounding.checker.model`)'),
   })
   .strict()
   .describe('Default max_tokens per kind of call, for seats without their own `max_tokens` (kind `local` endpoints excepted: the model\'s context bounds them). Every HTTP call carries a budget, so a server never generates to the end of its context for a reply nobody waits for.');
@@ -280,6 +283,26 @@ export const ArbiterConfig = z
   .describe('Evidence arbiter (paper App. E, `negative_adjudications`): one model call rules on the contested findings, consensus defects with a split vote (fewer votes than jurors that succeeded) and dissenting Phase 1 findings, from the trace: `upheld` or `rejected`, with a rationale. A rejected consensus defect leaves the verdict, an upheld dissenting one joins it. It sees the same consensus as the removal pass (the two run side by side); a defect either removes is gone. A failed call keeps the verdict, marked degraded. The section\'s presence turns it on unless `enabled: false`.');
 export type ArbiterConfig = z.infer<typeof ArbiterConfig>;
 
+export const GroundingConfig = z
+  .object({
+    policy: z.enum(GROUNDING_POLICIES).default('off').describe('What happens to a consensus defect none of whose evidence quotes is found in the trace (docs/grounding.md): `off` no grounding at all; `keep` it stays; `flag` it stays and the verdict is marked degraded (the default filter sends it to review); `drop` it leaves the verdict. With any policy but `off`, a defect whose quotes sit only in other steps gets those steps as `statement_refs`, and `voters` / `vote_count` are checked against the Phase 1 findings; every check and correction is recorded in the verdict (`grounding`) and `verdict_details`.'),
+    max_edit_ratio: z.number().min(0).max(0.5).default(0.2).describe('Fuzzy match threshold: a quote matches a step when some run of the step\'s tokens is within floor(ratio x quote tokens) token edits of it, after normalisation (whitespace, case, LaTeX, number formatting).'),
+    min_fuzzy_tokens: z.int().positive().default(4).describe('Quotes shorter than this many tokens must match exactly.'),
+    check_voters: z.boolean().default(true).describe('Check each consensus defect\'s `voters` against the Phase 1 findings each juror made (a finding on a shared step with a compatible description) and correct `voters` / `vote_count`.'),
+    checker: z
+      .object({
+        enabled: z.boolean().default(true).describe('`false` keeps the section but turns the checker off.'),
+        model: z.boolean().default(false).describe('Ask a model (`prompts/grounding-check.user.md`, phase `grounding`) about claims the deterministic check cannot ground, instead of rejecting them; a failed call accepts the claim.'),
+        seat: ParticipantConfig.optional().describe('Seat of the checker call; absent: the moderator\'s seat under the id `grounding`.'),
+      })
+      .strict()
+      .optional()
+      .describe('Deliberation only: before the moderator counts a juror\'s new claim as evidence, its quote is looked up in the cited steps; an ungrounded claim is named to the moderator as not evidence. A failed check accepts the claim (benefit of the doubt, App. F) and records that it did.'),
+  })
+  .strict()
+  .describe('Deterministic grounding of the verdict\'s defects (no model call), after Phase 2 and before the verification passes. Absent: off.');
+export type GroundingConfig = z.infer<typeof GroundingConfig>;
+
 export const CorpusConfig = z
   .object({
     enabled: z.boolean().default(true).describe('Write the curated corpus (`corpus/`, docs/layout.md): every judged input record as it was read, with its decision, the rule that fired and a defect summary, one part per decision and range. `--corpus off` turns it off for one run.'),
@@ -374,6 +397,7 @@ export const JuryConfig = z
     // Optional rather than defaulted so configs without them keep their config_hash.
     removal_pass: RemovalPassConfig.optional(),
     arbiter: ArbiterConfig.optional(),
+    grounding: GroundingConfig.optional(),
     kafka: KafkaConfig.optional(),
     s3: S3Config.optional(),
     output: OutputConfig.prefault({}),
@@ -388,6 +412,7 @@ export const JuryConfig = z
       ['taxonomy.inducer', c.taxonomy?.inducer],
       ['removal_pass.seat', c.removal_pass?.seat],
       ['arbiter.seat', c.arbiter?.seat],
+      ['grounding.checker.seat', c.grounding?.checker?.seat],
     ];
     for (const [path, seat] of seats) {
       if (seat && !(seat.endpoint in c.endpoints)) {

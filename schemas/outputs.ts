@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Impact } from './defect.js';
 import { CallUsage, Phase } from './usage.js';
-import { ADJUDICATION_SOURCES, ARBITER_RULINGS, JuryMode, TerminationReason } from './verdict.js';
+import { ADJUDICATION_SOURCES, ARBITER_RULINGS, CLAIM_CHECK_RESULTS, GROUNDING_ACTIONS, GROUNDING_STATUSES, JuryMode, QUOTE_MATCHES, TerminationReason } from './verdict.js';
 
 /**
  * Rows of the shard tables (out/<table>/source=<name>/part-*.parquet). These zod schemas are the
@@ -205,7 +205,7 @@ const TurnRow = z
 
 const CallRow = z
   .object({
-    phase: Phase.describe('What the call served: phase1, consolidation, moderator, juror_turn, extraction, removal (the removal pass) or arbiter (the evidence arbiter).'),
+    phase: Phase.describe('What the call served: phase1, consolidation, moderator, juror_turn, extraction, removal (the removal pass), arbiter (the evidence arbiter) or grounding (the deliberation grounding checker).'),
     participant: z.string().describe('Seat that made the call (a juror id, consolidator, moderator...).'),
     model: z.string().describe('Model called.'),
     tokens_in: int64().nonnegative().describe('Prompt tokens.'),
@@ -238,6 +238,42 @@ const AdjudicationRow = z
   })
   .describe('One ruling of the evidence arbiter.');
 
+const GroundingRow = z
+  .object({
+    defect_index: int32().nonnegative().describe('The defect\'s position in the consensus before grounding (0-based).'),
+    cited_refs: z.string().describe('The steps it cited, comma-separated ("3,4").'),
+    evidence: z.string().describe('Its evidence text, whose quotes were looked up.'),
+    status: z.enum(GROUNDING_STATUSES).describe('`grounded`: a quote sits in a cited step; `relocated`: its quotes sit only in other steps (refs corrected); `ungrounded`: no quote found in the trace.'),
+    outcome: z.enum(GROUNDING_ACTIONS).describe('What `grounding.policy` did with it: `kept`, `flagged` (kept, verdict marked degraded) or `dropped`.'),
+    quotes: int32().nonnegative().describe('Quotes found in its evidence.'),
+    quotes_found: int32().nonnegative().describe('Of those, the ones found in some step.'),
+    best_match: z.enum(QUOTE_MATCHES).describe('Best match: `exact` (after normalisation), `fuzzy` (within the edit threshold) or `none`.'),
+    corrected_refs: z.string().nullable().describe('The corrected steps ("5") when relocated; null otherwise.'),
+  })
+  .describe('One consensus defect as deterministic grounding found it.');
+
+const VoterCorrectionRow = z
+  .object({
+    defect_index: int32().nonnegative().describe('The defect\'s position in the consensus before grounding (0-based).'),
+    voters_before: z.string().describe('Voters the consensus gave, comma-separated.'),
+    voters_after: z.string().describe('Jurors whose Phase 1 findings back the defect, comma-separated.'),
+    vote_count_before: int32().nonnegative().nullable().describe('`vote_count` the consensus gave; null when it gave none.'),
+    vote_count_after: int32().nonnegative().describe('The corrected vote count.'),
+  })
+  .describe('One corrected `voters` / `vote_count`.');
+
+const ClaimCheckRow = z
+  .object({
+    turn: int32().nonnegative().describe('Turn in which the claim was made.'),
+    speaker: z.string().describe('Seat id of the juror who made it.'),
+    refs: z.string().describe('Steps the claim cites, comma-separated.'),
+    quoted: z.string().describe('The quotes it was checked by (empty when it gave none).'),
+    decided_by: z.enum(['deterministic', 'model', 'failure']).describe('What decided: quote matching, the checker call, or the call\'s failure.'),
+    result: z.enum(CLAIM_CHECK_RESULTS).describe('`grounded` (counted as evidence), `ungrounded` (named to the moderator as not evidence) or `accepted_on_failure` (the check failed; the claim counts).'),
+    error: z.string().nullable().describe('Why the checker call failed; null otherwise.'),
+  })
+  .describe('One new deliberation claim as the grounding checker saw it.');
+
 export const VerdictDetailRow = z
   .object({
     record_id: z.string().min(1).describe('The record the verdict is for; one row per verdict.'),
@@ -253,6 +289,9 @@ export const VerdictDetailRow = z
     calls: z.array(CallRow).describe('Every model call the jury made for the record (not taxonomy assignment).'),
     dropped_negatives: z.array(DroppedRow).nullable().describe('Defects the removal pass (`removal_pass`) took out of the verdict, with its reasons; null when the pass is off or failed (`degraded_reason` of `verdicts` says which).'),
     negative_adjudications: z.array(AdjudicationRow).nullable().describe('Rulings of the evidence arbiter (`arbiter`) on the contested findings; null when it is off or failed.'),
+    grounding: z.array(GroundingRow).nullable().describe('Deterministic grounding of each consensus defect (`grounding`, docs/grounding.md); null when grounding is off.'),
+    voter_corrections: z.array(VoterCorrectionRow).nullable().describe('Consensus defects whose `voters` / `vote_count` grounding corrected; null when grounding is off.'),
+    claim_checks: z.array(ClaimCheckRow).nullable().describe('The deliberation grounding checker\'s look at each new claim (`grounding.checker`); null when it is off or outside deliberation.'),
   })
   .describe('One row per verdict, written when `verdict_details` is on (default: deliberation mode, or a verification pass on): the Phase 1 judgements, the transcript, the dissent, how Phase 2 ended and what the verification passes removed and ruled, as nested lists of structs (DuckDB: `unnest`).');
 export type VerdictDetailRow = z.infer<typeof VerdictDetailRow>;

@@ -23,3 +23,7 @@ export const ArbiterOutput = z.object({
   rulings: z.array(z.object({ id: findingRef, ruling, rationale: text })),
 });
 export type ArbiterOutput = z.infer<typeof ArbiterOutput>;
+
+/** The deliberation grounding checker's answer on one new claim. */
+export const GroundingCheckOutput = z.object({ grounded: keepFlag, reason: text });
+export type GroundingCheckOutput = z.infer<typeof GroundingCheckOutput>;

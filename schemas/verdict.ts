@@ -62,6 +62,69 @@ export const NegativeAdjudication = z.object({
 });
 export type NegativeAdjudication = z.infer<typeof NegativeAdjudication>;
 
+export const GROUNDING_POLICIES = ['off', 'keep', 'flag', 'drop'] as const;
+export const GROUNDING_STATUSES = ['grounded', 'relocated', 'ungrounded'] as const;
+export const GROUNDING_ACTIONS = ['kept', 'flagged', 'dropped'] as const;
+export const QUOTE_MATCHES = ['exact', 'fuzzy', 'none'] as const;
+
+/** Deterministic grounding of one consensus defect (src/jury/grounding): where its quotes sit in the trace. */
+export const GroundingCheck = z.object({
+  /** the defect's index in the consensus before grounding */
+  defect_index: z.int().nonnegative(),
+  /** the steps it cited, as "3,4" */
+  cited_refs: z.string(),
+  evidence: z.string(),
+  /** grounded: a quote sits in a cited step; relocated: only in other steps (refs corrected); ungrounded: nowhere */
+  status: z.enum(GROUNDING_STATUSES),
+  /** (field names avoid DuckDB's reserved words: action, match, matched, quote, by) what the policy did: kept, flagged (kept, the verdict marked) or dropped */
+  outcome: z.enum(GROUNDING_ACTIONS),
+  quotes: z.int().nonnegative(),
+  /** quotes found anywhere in the trace */
+  quotes_found: z.int().nonnegative(),
+  /** the best match of its quotes */
+  best_match: z.enum(QUOTE_MATCHES),
+  /** the corrected steps ("5"), when relocated */
+  corrected_refs: z.string().nullable(),
+});
+export type GroundingCheck = z.infer<typeof GroundingCheck>;
+
+/** A consensus defect whose voters did not match the Phase 1 findings the jurors made. */
+export const VoterCorrection = z.object({
+  defect_index: z.int().nonnegative(),
+  /** comma-separated seat ids, as the consensus gave them and as corrected */
+  voters_before: z.string(),
+  voters_after: z.string(),
+  vote_count_before: z.int().nonnegative().nullable(),
+  vote_count_after: z.int().nonnegative(),
+});
+export type VoterCorrection = z.infer<typeof VoterCorrection>;
+
+/** The grounding checker's look at one new claim in deliberation (src/jury/deliberation/grounding.ts). */
+export const CLAIM_CHECK_RESULTS = ['grounded', 'ungrounded', 'accepted_on_failure'] as const;
+export const ClaimCheck = z.object({
+  turn: z.int().nonnegative(),
+  speaker: z.string(),
+  /** the claim's steps, as "3,4" */
+  refs: z.string(),
+  quoted: z.string(),
+  /** deterministic: quote matching; model: the checker call decided; failure: the call failed */
+  decided_by: z.enum(['deterministic', 'model', 'failure']),
+  /** ungrounded claims are not counted as evidence; a failed check accepts the claim */
+  result: z.enum(CLAIM_CHECK_RESULTS),
+  error: z.string().nullable(),
+});
+export type ClaimCheck = z.infer<typeof ClaimCheck>;
+
+/** What grounding did to a verdict (present when `grounding.policy` is not off). */
+export const GroundingOutcome = z.object({
+  policy: z.enum(GROUNDING_POLICIES),
+  checks: z.array(GroundingCheck),
+  voter_corrections: z.array(VoterCorrection),
+  /** deliberation only, with the checker on */
+  claim_checks: z.array(ClaimCheck).optional(),
+});
+export type GroundingOutcome = z.infer<typeof GroundingOutcome>;
+
 /** The jury's answer for one record (paper App. E plus pipeline bookkeeping). */
 export const Verdict = z.object({
   record_id: z.string(),
@@ -87,6 +150,8 @@ export const Verdict = z.object({
   dropped_negatives: z.array(DroppedNegative).optional(),
   /** present when the evidence arbiter ran (absent when it is off, or failed: then degraded_reason says so) */
   negative_adjudications: z.array(NegativeAdjudication).optional(),
+  /** present when deterministic grounding ran (`grounding.policy` not off) */
+  grounding: GroundingOutcome.optional(),
   prompt_hash: z.string(),
   config_hash: z.string(),
 });

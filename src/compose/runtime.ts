@@ -114,5 +114,8 @@ function passTemplates(config: JuryConfig): ReadonlySet<TemplateName> {
   const used = new Set<TemplateName>();
   if (config.removal_pass?.enabled) used.add('removal.user');
   if (config.arbiter?.enabled) used.add('arbiter.user');
+  const checker = config.mode === 'deliberation' && config.grounding && config.grounding.policy !== 'off' ? config.grounding.checker : undefined;
+  if (checker?.enabled) used.add('grounding.note');
+  if (checker?.enabled && checker.model) used.add('grounding-check.user');
   return used;
 }

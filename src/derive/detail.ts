@@ -15,9 +15,9 @@ export function wantsDetail(setting: VerdictDetails | undefined, mode: JuryMode,
   return s === 'on' || (s === 'auto' && (mode === 'deliberation' || passes));
 }
 
-/** Whether the config turns on a verification pass (`removal_pass`, `arbiter`). */
-export function passesOn(config: Pick<JuryConfig, 'removal_pass' | 'arbiter'>): boolean {
-  return config.removal_pass?.enabled === true || config.arbiter?.enabled === true;
+/** Whether the config turns on a verification pass (`removal_pass`, `arbiter`) or grounding (`grounding.policy` not off). */
+export function passesOn(config: Pick<JuryConfig, 'removal_pass' | 'arbiter'> & { grounding?: JuryConfig['grounding'] }): boolean {
+  return config.removal_pass?.enabled === true || config.arbiter?.enabled === true || (config.grounding !== undefined && config.grounding.policy !== 'off');
 }
 
 const detailDefect = (d: Defect) => ({
@@ -65,6 +65,9 @@ export function detailRow(v: Verdict): VerdictDetailRow {
     })),
     dropped_negatives: v.dropped_negatives ? v.dropped_negatives.map((x) => ({ defect: passDefect(x.defect), reason: x.reason })) : null,
     negative_adjudications: v.negative_adjudications ? v.negative_adjudications.map((a) => ({ defect: passDefect(a.defect), origin: a.origin, ruling: a.ruling, rationale: a.rationale })) : null,
+    grounding: v.grounding ? v.grounding.checks : null,
+    voter_corrections: v.grounding ? v.grounding.voter_corrections : null,
+    claim_checks: v.grounding?.claim_checks ?? null,
   };
 }
 

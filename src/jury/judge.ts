@@ -1,7 +1,7 @@
 import { isExternalSeat, type JurorConfig, type JuryConfig, type ParticipantConfig } from '../../schemas/config.js';
 import type { Defect } from '../../schemas/defect.js';
 import type { CallUsage } from '../../schemas/usage.js';
-import { type Judgement, type TerminationReason, type TranscriptTurn, Verdict } from '../../schemas/verdict.js';
+import { type ClaimCheck, type Judgement, type TerminationReason, type TranscriptTurn, Verdict } from '../../schemas/verdict.js';
 import type { ModelGateway } from '../llm/types.js';
 import { phase1Messages, type TraceInput } from '../prompts/build.js';
 import type { PromptSet } from '../prompts/templates.js';
@@ -11,6 +11,7 @@ import { deliberate } from './deliberation/index.js';
 import type { Phase1Admission } from './admission.js';
 import { runPhase1, type Phase1Result } from './phase1.js';
 import { externalJudgement, type ExternalSources } from './external/index.js';
+import { groundConsensus, groundingOn } from './grounding/index.js';
 import { runPasses } from './passes/index.js';
 import { activeSeats, minJurors, seatWithSeed } from './seats.js';
 
@@ -34,7 +35,7 @@ export interface JudgeInput extends TraceInput {
   scores?: Readonly<Record<string, unknown>> | undefined;
 }
 
-type Phase2 = { defects: Defect[]; dissenting: string[]; droppedRefs: number; degradedReason: string | null; usage: CallUsage[] } & Partial<Deliberated>;
+type Phase2 = { defects: Defect[]; dissenting: string[]; droppedRefs: number; degradedReason: string | null; usage: CallUsage[]; claimChecks?: ClaimCheck[] } & Partial<Deliberated>;
 /** What deliberation adds to a Phase 2 result (App. E). */
 type Deliberated = { confidence: number; transcript: TranscriptTurn[]; rounds: number; termination: TerminationReason };
 
@@ -147,18 +148,22 @@ export async function judgeRecord(ctx: JuryContext, input: JudgeInput): Promise<
     });
   }
   const p2 = await phase2(ctx, input, p1.judgements);
+  // Deterministic grounding (no call) before the passes, so they review only what it kept.
+  const g = groundingOn(ctx.config);
+  const grounded = g ? groundConsensus(g, p2.defects, input.steps.map((s) => s.text), p1.judgements) : null;
+  const consensus = grounded ? grounded.defects : p2.defects;
   // The verification passes (removal, arbiter) after Phase 2; null when none is configured.
-  const passes = await runPasses({ config: ctx.config, gateway: ctx.gateway, prompts: ctx.prompts, recordId: input.id, input, consensus: p2.defects, judgements: p1.judgements });
-  const defects = passes ? passes.defects : p2.defects;
+  const passes = await runPasses({ config: ctx.config, gateway: ctx.gateway, prompts: ctx.prompts, recordId: input.id, input, consensus, judgements: p1.judgements });
+  const defects = passes ? passes.defects : consensus;
   // Parsing checks the contract at the boundary and puts keys in schema order for readers.
-  const reasons = [failed.length > 0 ? `${failed.length} of ${jurors.length} jurors failed (${failures})` : null, p2.degradedReason, ...(passes?.failures ?? [])].filter((r): r is string => r !== null);
+  const reasons = [failed.length > 0 ? `${failed.length} of ${jurors.length} jurors failed (${failures})` : null, p2.degradedReason, grounded?.flag ?? null, ...(passes?.failures ?? [])].filter((r): r is string => r !== null);
   return Verdict.parse({
     ...base,
     defects,
     confidence: p2.confidence ?? agreement(defects, p1.judgements),
     ...(p2.termination ? { termination_reason: p2.termination, rounds: p2.rounds ?? 0, transcript: p2.transcript ?? [] } : {}),
     // A dissenting finding the arbiter upheld is no longer dissent.
-    dissenting_views: passes && p2.dissenting.length > 0 ? dissent(defects, p1.judgements) : p2.dissenting,
+    dissenting_views: (passes || grounded) && p2.dissenting.length > 0 ? dissent(defects, p1.judgements) : p2.dissenting,
     dropped_refs: p2.droppedRefs + (ctx.config.mode === 'consolidation' ? 0 : ok.reduce((a, j) => a + j.dropped_refs, 0)),
     degraded: reasons.length > 0,
     degraded_reason: reasons.length > 0 ? reasons.join('; ') : null,
@@ -166,5 +171,6 @@ export async function judgeRecord(ctx: JuryContext, input: JudgeInput): Promise<
     usage: [...p1.usage, ...p2.usage, ...(passes?.usage ?? [])],
     ...(passes?.dropped ? { dropped_negatives: passes.dropped } : {}),
     ...(passes?.adjudications ? { negative_adjudications: passes.adjudications } : {}),
+    ...(grounded ? { grounding: { ...grounded.outcome, ...(p2.claimChecks ? { claim_checks: p2.claimChecks } : {}) } } : {}),
   });
 }

@@ -58,3 +58,20 @@ export function removalMessages(set: PromptSet, input: TraceInput, defects: read
 export function arbiterMessages(set: PromptSet, input: TraceInput, defects: readonly Defect[], contest: readonly string[]): ChatMessage[] {
   return passMessages(set, 'arbiter.user', PASS_BLOCK.contested, input, renderFindings(defects, (i) => ({ contest: contest[i] ?? '' })));
 }
+
+/** Framed block of the deliberation grounding checker's claim. */
+export const CLAIM_BLOCK = 'CLAIM TO CHECK';
+
+/** The grounding checker's model call over one new deliberation claim. */
+export function groundingCheckMessages(set: PromptSet, input: TraceInput, claim: string, steps: string): ChatMessage[] {
+  const user = fillTemplate(set.templates['grounding-check.user'], {
+    problem_block: frameBlock(BLOCK.problem, neutralizeMarkers(input.problem)),
+    trace_block: frameBlock(BLOCK.trace, renderSteps(input.steps)),
+    steps,
+    claim_block: frameBlock(CLAIM_BLOCK, neutralizeMarkers(claim)),
+  });
+  return [
+    { role: 'system', content: set.templates['auditor.system'] },
+    { role: 'user', content: user },
+  ];
+}

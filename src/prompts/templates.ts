@@ -25,11 +25,14 @@ export const TEMPLATE_NAMES = [
   // Verification passes after Phase 2 (src/jury/passes): removal pass, evidence arbiter.
   'removal.user',
   'arbiter.user',
+  // Grounding checker in deliberation (src/jury/deliberation/grounding.ts): the model check, the note that replaces a withheld claim.
+  'grounding-check.user',
+  'grounding.note',
 ] as const;
 export type TemplateName = (typeof TEMPLATE_NAMES)[number];
 
 /** Templates of opt-in passes: hashed only when the config turns the pass on, so verdicts of configs without it keep their prompt_hash. */
-const OPT_IN: ReadonlySet<TemplateName> = new Set<TemplateName>(['removal.user', 'arbiter.user']);
+const OPT_IN: ReadonlySet<TemplateName> = new Set<TemplateName>(['removal.user', 'arbiter.user', 'grounding-check.user', 'grounding.note']);
 
 export interface PromptSet {
   templates: Record<TemplateName, string>;

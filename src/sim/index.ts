@@ -6,5 +6,6 @@ export { loadProfileFile, parseProfile, modelProfile, listedModels, withoutFault
 export { defaultProfile, DEFAULT_PROFILE_INPUT, DEFAULT_JUROR_MODELS, DEFAULT_CONSOLIDATOR_MODEL } from './default-profile.js';
 export { loadGoldFile, buildGoldIndex, goldKey, recordBlocks, goldErrorSteps, NO_GOLD, type GoldIndex, type GoldEntry, type GoldOptions } from './gold.js';
 export { InputGoldIndex } from './input-gold.js';
+export { isInventedQuote, inventedQuote } from './text.js';
 export { DEFAULT_TASKS, phase1Task, consolidationTask, TaskInputError, type SimTask, type TaskInput, type TaskOutput } from './tasks.js';
 export type { SimStatsSnapshot, Outcome } from './runtime.js';

@@ -137,6 +137,8 @@ const modelShape = {
   /** valid JSON of the wrong shape (impact "severe", missing what_went_wrong, wrong key) */
   rate_schema_invalid: prob,
   words_per_defect: z.int().positive(),
+  /** share of a juror's Phase 1 findings that are invented: on a clean step, with a quote that is not in the trace (src/sim/text.ts inventedQuote) */
+  invent_rate: z.number().min(0).max(0.9),
   /** words of reasoning_content per reply; 0 = none */
   reasoning_words: z.int().nonnegative(),
   consolidator: ConsolidatorBehaviour,
@@ -190,6 +192,7 @@ export const BASE_MODEL: ModelProfile = {
   rate_prose_json: 0,
   rate_schema_invalid: 0,
   words_per_defect: 45,
+  invent_rate: 0,
   reasoning_words: 0,
   consolidator: { accept_true: 0.9, accept_false: 0.25, fill_recall: 0.3, fill_false_positive_rate: 0 },
   deliberation: {

@@ -9,7 +9,7 @@ import type { ModelProfile } from './profile.js';
 import { DELIBERATION_TASKS } from './deliberation-moderator.js';
 import { TAXONOMY_TASKS } from './taxonomy-tasks.js';
 import { PASS_TASKS } from './pass-tasks.js';
-import { describeDefect } from './text.js';
+import { describeDefect, describeInvented } from './text.js';
 
 /**
  * The tasks the simulator can play. Each recognises its prompt by which top-level framed blocks
@@ -110,9 +110,31 @@ export const phase1Task: SimTask = {
       negatives.push(finding);
       notes.push(`[STEP-${refs[0]}] looks wrong to me (${impact}).`);
     }
+    // Drawn only when the knob is on, so profiles without it keep their streams.
+    if (model.invent_rate > 0) negatives.push(...inventedFindings(rng, model, steps.length, errors, negatives.length));
     return { kind: 'json', value: { negatives }, notes };
   },
 };
+
+/**
+ * Invented findings beside `genuine` real ones: each genuine finding brings one with probability
+ * r / (1 - r), so invented findings are a share r of the juror's findings in expectation. Each
+ * cites a clean step (an invented flaw, so a false positive) and quotes words the trace lacks.
+ */
+function inventedFindings(rng: Rng, model: ModelProfile, nSteps: number, errors: ReadonlySet<number>, genuine: number): Record<string, unknown>[] {
+  const clean = Array.from({ length: nSteps }, (_, i) => i + 1).filter((s) => !errors.has(s));
+  if (clean.length === 0) return [];
+  const odds = model.invent_rate / (1 - model.invent_rate);
+  const out: Record<string, unknown>[] = [];
+  for (let i = 0; i < Math.max(genuine, 1); i++) {
+    if (!rng.chance(genuine === 0 ? model.invent_rate : odds)) continue;
+    const step = rng.pick(clean);
+    const impact = severity(rng, model, false);
+    const t = describeInvented(rng, step, impact, model.words_per_defect);
+    out.push({ statement_refs: [stepId(step)], what_went_wrong: t.what_went_wrong, impact, evidence: t.evidence });
+  }
+  return out;
+}
 
 // ---- Consolidation: verify, merge and fill the panel's candidates (App. C.1) -------------
 

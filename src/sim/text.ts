@@ -65,6 +65,31 @@ export function quoteFragment(rng: Rng, text: string): string {
   return quote.length > 120 ? quote.slice(0, 120) : quote;
 }
 
+// Invented evidence: phrases no trace step holds, around a number of five digits, so no run of a
+// step is within the grounding threshold of one. `isInventedQuote` recognises them (benchmarks
+// use it to tell invented findings from genuine ones; the pipeline never sees it).
+const INVENTED_OPENERS = ['hence the tally climbs to', 'so the residue equals', 'we therefore obtain exactly', 'which pins the quotient at', 'giving a discriminant of'];
+const INVENTED_CLOSERS = ['after folding both brackets', 'once the spare term cancels', 'by the doubled pivot rule', 'with the carried remainder', 'under the swapped ordering'];
+const INVENTED = new RegExp(`^(?:${INVENTED_OPENERS.join('|')}) \\d{5} (?:${INVENTED_CLOSERS.join('|')})$`);
+
+/** A quote that is not in any trace: an opener, a five-digit number and a closer. */
+export function inventedQuote(rng: Rng): string {
+  return `${rng.pick(INVENTED_OPENERS)} ${rng.int(10_000, 99_999)} ${rng.pick(INVENTED_CLOSERS)}`;
+}
+
+export function isInventedQuote(text: string): boolean {
+  return INVENTED.test(text.trim());
+}
+
+/** An invented finding about `step`: its description and evidence quote `inventedQuote`, not the step. */
+export function describeInvented(rng: Rng, step: number, impact: Impact, targetWords: number): DefectText {
+  const quote = inventedQuote(rng);
+  let text = `[STEP-${step}] states '${quote}', which ${rng.pick(REASONS[impact])}.`;
+  const goal = Math.max(1, Math.round(targetWords * (0.75 + 0.5 * rng.next())));
+  while (words(text) < goal) text += ` ${rng.pick(FILLER)}`;
+  return { what_went_wrong: text, evidence: `[STEP-${step}] '${quote}'` };
+}
+
 export interface DefectText {
   what_went_wrong: string;
   evidence: string;

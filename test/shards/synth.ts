@@ -204,6 +204,7 @@ export function verdictDetailRows(n: number, seed = 6): VerdictDetailRow[] {
       })),
       // The verification passes: off (null), ran and changed nothing ([]), or a few entries.
       ...passDetail(r, i),
+      ...groundingDetail(r, i),
     };
   });
 }
@@ -218,6 +219,18 @@ function passDetail(r: () => number, i: number): Pick<VerdictDetailRow, 'dropped
     dropped_negatives: n === null ? null : Array.from({ length: n - 1 }, (_, k) => ({ defect: passDefect(r, i, k), reason: makeText(r, i + 3 * k) })),
     negative_adjudications:
       n === null || i % 5 === 0 ? null : Array.from({ length: n }, (_, k) => ({ defect: passDefect(r, i, k), origin: k % 2 ? ('dissent' as const) : ('split_vote' as const), ruling: k % 3 ? ('upheld' as const) : ('rejected' as const), rationale: makeText(r, i + 5 * k) })),
+  };
+}
+
+/** Grounding: off (null), ran and found nothing to record ([]), or a few checks, corrections and claim checks. */
+function groundingDetail(r: () => number, i: number): Pick<VerdictDetailRow, 'grounding' | 'voter_corrections' | 'claim_checks'> {
+  if (i % 3 === 0) return { grounding: null, voter_corrections: null, claim_checks: null };
+  const n = i % 5;
+  const status = ['grounded', 'relocated', 'ungrounded'] as const;
+  return {
+    grounding: Array.from({ length: n }, (_, k) => ({ defect_index: k, cited_refs: `${1 + k},${2 + k}`, evidence: makeText(r, i + 7 * k), status: status[k % 3]!, outcome: k % 3 === 2 ? ('dropped' as const) : ('kept' as const), quotes: k, quotes_found: k % 3 === 2 ? 0 : k, best_match: k % 3 === 2 ? ('none' as const) : ('exact' as const), corrected_refs: k % 3 === 1 ? `${5 + k}` : null })),
+    voter_corrections: i % 2 ? [] : [{ defect_index: 0, voters_before: 'j1,j2', voters_after: 'j1', vote_count_before: i % 4 ? 2 : null, vote_count_after: 1 }],
+    claim_checks: i % 7 ? null : [{ turn: 1, speaker: 'j2', refs: '3', quoted: makeText(r, i), decided_by: 'failure' as const, result: 'accepted_on_failure' as const, error: 'timeout after 3 attempts' }],
   };
 }
 

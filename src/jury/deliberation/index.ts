@@ -1,13 +1,14 @@
-import { DeliberationConfig, type JuryConfig } from '../../../schemas/config.js';
+import { DeliberationConfig, type GroundingConfig, type JuryConfig, type ParticipantConfig } from '../../../schemas/config.js';
 import type { Defect } from '../../../schemas/defect.js';
 import type { CallUsage } from '../../../schemas/usage.js';
-import type { Judgement, TerminationReason, TranscriptTurn } from '../../../schemas/verdict.js';
+import type { ClaimCheck, Judgement, TerminationReason, TranscriptTurn } from '../../../schemas/verdict.js';
 import type { ModelGateway } from '../../llm/types.js';
 import type { PanelEntry, TraceInput } from '../../prompts/build.js';
 import type { PromptSet } from '../../prompts/templates.js';
 import { agreement, dissent, mergedUnion } from '../aggregate.js';
 import { modelJurors, seatWithSeed } from '../seats.js';
 import { extractVerdict } from './extract.js';
+import { type ClaimChecker, claimChecker } from './grounding.js';
 import { runLoop } from './loop.js';
 import { settledSection, sharedAuditPart } from './prompts.js';
 import { renderOpenings, TurnRenderer } from './render.js';
@@ -31,6 +32,8 @@ export interface DeliberationOutcome {
   rounds: number;
   termination: TerminationReason;
   path: Phase2Path;
+  /** the grounding checker's look at each new claim; absent when it is off */
+  claimChecks?: ClaimCheck[];
 }
 
 /** The `deliberation` section with its defaults filled in (the section is optional). */
@@ -75,6 +78,7 @@ export async function deliberate(args: {
     maxRounds: policy.enabled ? policy.max_rounds : undefined,
     moderator,
     jurors: speakers.map(seatWithSeed),
+    checker: checkerFor(args, moderator),
     turn: {
       set: args.prompts,
       shared: sharedAuditPart(args.prompts, args.input, config.propagation),
@@ -99,7 +103,7 @@ export async function deliberate(args: {
   });
   const notes = [...loop.notes];
   const usage = [...loop.usage, ...ex.usage];
-  const common = { transcript: loop.transcript, rounds: loop.rounds, termination: loop.termination, path: (focus ? 'contested_only' : 'full') as Phase2Path, usage };
+  const common = { transcript: loop.transcript, rounds: loop.rounds, termination: loop.termination, path: (focus ? 'contested_only' : 'full') as Phase2Path, usage, ...(checkerOn(config) ? { claimChecks: loop.claimChecks } : {}) };
   if (!ex.ok) {
     notes.push(`extraction failed (${ex.error}); verdict aggregated from phase 1`);
     const defects = mergedUnion(judgements);
@@ -112,6 +116,20 @@ export async function deliberate(args: {
   // Settled groups count as full agreement next to the panel's confidence on the contested ones.
   const confidence = settled.length === 0 ? ex.confidence : (settled.length + ex.confidence * tri.contestedGroups) / (settled.length + tri.contestedGroups);
   return { ...common, defects, dissenting: ex.dissenting, droppedRefs: ex.droppedRefs, confidence, degradedReason: notes.length > 0 ? notes.join('; ') : null };
+}
+
+/** The grounding checker's section when deliberation should run it: grounding on, `checker` present and enabled. */
+function checkerOn(config: JuryConfig): GroundingConfig | null {
+  const g = config.grounding;
+  return g && g.policy !== 'off' && g.checker?.enabled ? g : null;
+}
+
+/** The checker for one record, on the checker's own seat or the moderator's under the id `grounding`. */
+function checkerFor(args: { gateway: ModelGateway; prompts: PromptSet; config: JuryConfig; input: TraceInput & { id: string }; judgements: readonly Judgement[] }, moderator: ParticipantConfig): ClaimChecker | undefined {
+  const g = checkerOn(args.config);
+  if (!g) return undefined;
+  const seat = g.checker?.seat ? seatWithSeed(g.checker.seat) : { ...moderator, id: 'grounding' };
+  return claimChecker({ grounding: g, gateway: args.gateway, recordId: args.input.id, prompts: args.prompts, input: args.input, judgements: args.judgements, seat });
 }
 
 /**

@@ -1,10 +1,11 @@
 import type { DeliberationConfig, ParticipantConfig } from '../../../schemas/config.js';
 import type { CallUsage } from '../../../schemas/usage.js';
-import type { TerminationReason, TranscriptTurn } from '../../../schemas/verdict.js';
+import type { ClaimCheck, TerminationReason, TranscriptTurn } from '../../../schemas/verdict.js';
 import { isEndpointOutage } from '../../llm/outage.js';
 import { ModelCallError, type ModelGateway } from '../../llm/types.js';
 import type { PromptSet } from '../../prompts/templates.js';
 import { detectEnding } from './detect.js';
+import type { ClaimChecker } from './grounding.js';
 import { Journal } from './journal.js';
 import { jurorTurnMessages, moderatorMessages, type TurnContext } from './prompts.js';
 import { RoundBook } from './rounds.js';
@@ -21,6 +22,8 @@ export interface LoopArgs {
   /** the jurors that succeeded in Phase 1, in configured order, seeded */
   jurors: readonly ParticipantConfig[];
   turn: TurnContext;
+  /** checks each turn's new claims before the moderator reads it (./grounding.ts); absent: off */
+  checker?: ClaimChecker | undefined;
 }
 
 export interface LoopResult {
@@ -38,6 +41,8 @@ export interface LoopResult {
   moderatorCalls: number;
   moderatorFailures: number;
   speakerOverrides: number;
+  /** what the grounding checker found of each new claim (empty when it is off) */
+  claimChecks: ClaimCheck[];
 }
 
 type Outcome<T> = { ok: true; value: T; usage: CallUsage } | { ok: false; error: string; usage: CallUsage | null };
@@ -69,6 +74,7 @@ interface LoopState {
   speakerOverrides: number;
   /** the instruction used when the moderator gives none (or its pick was overridden) */
   fallback: string;
+  claimChecks: ClaimCheck[];
 }
 
 type Ending = { termination: TerminationReason; endedBy: LoopResult['endedBy'] };
@@ -89,6 +95,7 @@ function startState(a: LoopArgs): LoopState {
     moderatorError: '',
     speakerOverrides: 0,
     fallback: a.prompts.templates['moderator.fallback'].trim(),
+    claimChecks: [],
   };
 }
 
@@ -186,7 +193,13 @@ async function jurorTurn(a: LoopArgs, st: LoopState, decision: ModeratorDecision
   if (message) {
     const spoken = { turn, round, speaker: speaker.id, instruction, message };
     transcript.push(spoken);
-    st.journal.addTurn(spoken);
+    // The moderator (and the extraction) read the turn with its ungrounded new claims withheld.
+    const reviewed = a.checker ? await a.checker.review(spoken) : null;
+    if (reviewed) {
+      st.usage.push(...reviewed.usage);
+      st.claimChecks.push(...reviewed.checks);
+    }
+    st.journal.addTurn(reviewed && reviewed.message !== spoken.message ? { ...spoken, message: reviewed.message } : spoken);
     st.failStreak.set(speaker.id, 0);
     return;
   }
@@ -246,5 +259,6 @@ export async function runLoop(a: LoopArgs): Promise<LoopResult> {
     moderatorCalls: st.moderatorCalls,
     moderatorFailures: st.moderatorFailures,
     speakerOverrides: st.speakerOverrides,
+    claimChecks: st.claimChecks,
   };
 }

@@ -15,14 +15,14 @@ export async function passCall<T>(args: {
   gateway: ModelGateway;
   recordId: string;
   seat: ParticipantConfig;
-  phase: 'removal' | 'arbiter';
+  phase: 'removal' | 'arbiter' | 'grounding';
   messages: ChatMessage[];
   schema: z.ZodType<T>;
   schemaName: string;
 }): Promise<PassCall<T>> {
   try {
     const res = await args.gateway.structured({
-      ctx: { record_id: args.recordId, phase: args.phase, participant: args.seat.id, caller: `jury.passes.${args.phase}` },
+      ctx: { record_id: args.recordId, phase: args.phase, participant: args.seat.id, caller: args.phase === 'grounding' ? 'jury.deliberation.grounding' : `jury.passes.${args.phase}` },
       seat: args.seat,
       messages: args.messages,
       schema: args.schema,
