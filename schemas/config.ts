@@ -107,6 +107,8 @@ export const DEFAULT_MAX_TOKENS: Readonly<Record<Phase, number>> = {
   // the verification passes answer one short line per finding
   removal: 4096,
   arbiter: 4096,
+  // a repair retry re-solves the whole problem with its reasoning (App. N.1 allowed 32,000)
+  repair: 16384,
 };
 
 const budget = (phase: Phase, what: string) => z.int().positive().optional().describe(`${what}; absent: ${DEFAULT_MAX_TOKENS[phase]}.`);
@@ -121,6 +123,7 @@ export const MaxTokensConfig = z
     taxonomy: budget('taxonomy', 'Taxonomy assignment and induction calls'),
     removal: budget('removal', 'The removal pass (`removal_pass`)'),
     arbiter: budget('arbiter', 'The evidence arbiter (`arbiter`)'),
+    repair: budget('repair', 'Each defect-guided retry of the generator (`repair`)'),
   })
   .strict()
   .describe('Default max_tokens per kind of call, for seats without their own `max_tokens` (kind `local` endpoints excepted: the model\'s context bounds them). Every HTTP call carries a budget, so a server never generates to the end of its context for a reply nobody waits for.');
@@ -280,6 +283,38 @@ export const ArbiterConfig = z
   .describe('Evidence arbiter (paper App. E, `negative_adjudications`): one model call rules on the contested findings, consensus defects with a split vote (fewer votes than jurors that succeeded) and dissenting Phase 1 findings, from the trace: `upheld` or `rejected`, with a rationale. A rejected consensus defect leaves the verdict, an upheld dissenting one joins it. It sees the same consensus as the removal pass (the two run side by side); a defect either removes is gone. A failed call keeps the verdict, marked degraded. The section\'s presence turns it on unless `enabled: false`.');
 export type ArbiterConfig = z.infer<typeof ArbiterConfig>;
 
+export const REPAIR_GATES = ['any_defect', 'fatal', 'rules'] as const;
+
+export const RepairAnswerConfig = z
+  .object({
+    kind: z.enum(['integer', 'text', 'choice']).default('integer').describe('What the final answer is: `integer` (the prompt asks for `ANSWER: <integer>`; answers compare as numbers), `text` (free text on the ANSWER line; compared after trimming, case and inner whitespace folded) or `choice` (one of `choices`; compared case-folded).'),
+    choices: z.array(z.string().min(1)).min(2).optional().describe('kind `choice`: the allowed answers, listed in the prompt (e.g. `[A, B, C, D]`).'),
+  })
+  .strict()
+  .superRefine((a, ctx) => {
+    if (a.kind === 'choice' && !a.choices) ctx.addIssue({ code: 'custom', path: ['choices'], message: 'required for kind "choice"' });
+  })
+  .describe('The answer contract of the retry prompt: the last line the generator must write, `ANSWER: ...`.');
+export type RepairAnswerConfig = z.infer<typeof RepairAnswerConfig>;
+
+export const RepairConfig = z
+  .object({
+    enabled: z.boolean().default(true).describe('`false` keeps the section but turns repair off.'),
+    generator: ParticipantConfig.describe('Seat that writes the retries (any OpenAI-compatible endpoint, through the same gateway as the jury: limits, retries, cache, audit log, ledger under phase `repair`).'),
+    gate: z.enum(REPAIR_GATES).default('any_defect').describe('Which judged records are retried: `any_defect` (some consensus defect above neutral), `fatal` (some fatal defect) or `rules` (the `rules` below decide). Records without a verdict are never retried.'),
+    rules: z.array(FilterRule).min(1).optional().describe('gate `rules`: filter rules in the language of `filter.rules`; a record is retried when the first rule that matches decides `drop` or `review` (a matching `keep` rule exempts it); the rule\'s name is the row\'s `gate`.'),
+    conditions: z.array(z.enum(['steps', 'full'])).min(1).default(['steps', 'full']).describe('Feedback conditions, each a retry of its own: `steps` (the deduplicated cited step numbers only) and/or `full` (each non-neutral finding with its steps, severity and what went wrong). Neutral findings never appear.'),
+    attempts: z.int().positive().max(16).default(1).describe('Retries per record and condition (rows `attempt` 1..n; each draws its own sample).'),
+    answer: RepairAnswerConfig.prefault({}),
+    rejudge: z.boolean().default(false).describe('Judge each retry again with the same jury; the row gets the new defect count, highest severity and filter decision (`new_*`).'),
+  })
+  .strict()
+  .superRefine((r, ctx) => {
+    if (r.gate === 'rules' && !r.rules) ctx.addIssue({ code: 'custom', path: ['rules'], message: 'required for gate "rules"' });
+  })
+  .describe('Defect-guided repair (paper §6, App. N; docs/repair.md): after the decision, each record the gate selects is re-solved by the `generator` with the jury\'s findings in the prompt, under each condition; the answer is extracted and compared with the record\'s reference answer (`input.mapping.reference_answer`) and one `repairs` row is written per (record, condition, attempt), in the same range commit. The section\'s presence turns it on unless `enabled: false`.');
+export type RepairConfig = z.infer<typeof RepairConfig>;
+
 export const CorpusConfig = z
   .object({
     enabled: z.boolean().default(true).describe('Write the curated corpus (`corpus/`, docs/layout.md): every judged input record as it was read, with its decision, the rule that fired and a defect summary, one part per decision and range. `--corpus off` turns it off for one run.'),
@@ -374,6 +409,8 @@ export const JuryConfig = z
     // Optional rather than defaulted so configs without them keep their config_hash.
     removal_pass: RemovalPassConfig.optional(),
     arbiter: ArbiterConfig.optional(),
+    // Optional rather than defaulted so configs without it keep their config_hash.
+    repair: RepairConfig.optional(),
     kafka: KafkaConfig.optional(),
     s3: S3Config.optional(),
     output: OutputConfig.prefault({}),
@@ -388,6 +425,7 @@ export const JuryConfig = z
       ['taxonomy.inducer', c.taxonomy?.inducer],
       ['removal_pass.seat', c.removal_pass?.seat],
       ['arbiter.seat', c.arbiter?.seat],
+      ['repair.generator', c.repair?.generator],
     ];
     for (const [path, seat] of seats) {
       if (seat && !(seat.endpoint in c.endpoints)) {
