@@ -27,7 +27,7 @@ export interface Extracted {
   source: AnswerSource;
 }
 
-const MARKER = /^[ \t>*_#-]*ANSWER[ \t]*[:：][ \t]*(.*?)[ \t*_]*$/gim;
+const MARKER = /^[ \t>*_#-]*ANSWER[ \t*_]*[:：][ \t*_]*(.*?)[ \t*_]*$/gim;
 
 /** The value of the last `ANSWER:` line; when the text was cut, only a line that ended before the cut. */
 function markerAnswer(text: string, truncated: boolean): string | null {
