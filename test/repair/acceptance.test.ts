@@ -81,7 +81,7 @@ describe('simulated generator of known rates over 2,000 records', () => {
             if (!p.ok) throw new Error(p.error);
             const v = await judgeRecord(runtime.jury, p.input);
             const derived = deriveRows(v, { source: 'file', unit: 'u', offset: 0 }, {}, config);
-            const got = await repairRecord(runtime.jury, config.repair!, rec, p.input, v, derived);
+            const got = await repairRecord(runtime.jury, config.repair!, rec, p.input, v.defects, derived);
             if (got.length) flagged.add(rec.id);
             rows.push(...got);
           }),

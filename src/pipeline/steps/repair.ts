@@ -1,5 +1,5 @@
 import type { JuryConfig, RepairConfig } from '../../../schemas/config.js';
-import { maxImpact } from '../../../schemas/defect.js';
+import { type Defect, maxImpact } from '../../../schemas/defect.js';
 import type { RepairRow } from '../../../schemas/repair.js';
 import type { TraceRecord } from '../../../schemas/trace.js';
 import type { Verdict } from '../../../schemas/verdict.js';
@@ -23,9 +23,9 @@ export function originalText(record: Pick<TraceRecord, 'final_solution' | 'trace
   return record.final_solution?.trim() || record.trace || (record.steps ?? []).join('\n\n');
 }
 
-type Rejudged = Pick<RepairRow, 'rejudged' | 'new_n_defects' | 'new_max_impact' | 'new_decision'> & { usage: Verdict['usage'] };
+export type Rejudged = Pick<RepairRow, 'rejudged' | 'new_n_defects' | 'new_max_impact' | 'new_decision'> & { usage: Verdict['usage'] };
 
-const NOT_REJUDGED: Rejudged = { rejudged: false, new_n_defects: null, new_max_impact: null, new_decision: null, usage: [] };
+export const NOT_REJUDGED: Rejudged = { rejudged: false, new_n_defects: null, new_max_impact: null, new_decision: null, usage: [] };
 
 /** The retry judged again by the same jury, as a new trace of the same problem. */
 async function rejudge(jury: JuryContext, record: TraceRecord, out: RetryOutcome): Promise<Rejudged> {
@@ -73,13 +73,13 @@ export function repairRow(args: { record: TraceRecord; repair: RepairConfig; gat
 }
 
 /** Every retry of one judged record (condition-major, attempts ascending); [] when the gate passes it by. */
-export async function repairRecord(jury: JuryContext, repair: RepairConfig, record: TraceRecord, input: JudgeInput, verdict: Verdict, rows: Pick<DerivedRows, 'verdict' | 'defects' | 'steps'>): Promise<RepairRow[]> {
+export async function repairRecord(jury: JuryContext, repair: RepairConfig, record: TraceRecord, input: JudgeInput, defects: readonly Defect[], rows: Pick<DerivedRows, 'verdict' | 'defects' | 'steps'>): Promise<RepairRow[]> {
   const gate = repairGate(repair, factsOfRows(rows.verdict, rows.defects, rows.steps));
   if (gate === null) return [];
   const jobs = repair.conditions.flatMap((condition) => Array.from({ length: repair.attempts }, (_, i) => ({ condition, attempt: i + 1 })));
   return Promise.all(
     jobs.map(async ({ condition, attempt }) => {
-      const out = await retryOnce({ gateway: jury.gateway, prompts: jury.prompts, repair, recordId: record.id, input, defects: verdict.defects, condition, attempt });
+      const out = await retryOnce({ gateway: jury.gateway, prompts: jury.prompts, repair, recordId: record.id, input, defects, condition, attempt });
       const rejudged = repair.rejudge ? await rejudge(jury, record, out) : NOT_REJUDGED;
       return repairRow({ record, repair, gate, promptHash: repairPromptHash(jury.prompts, condition, repair.answer), out, rejudged });
     }),
@@ -90,6 +90,6 @@ export async function repairRecord(jury: JuryContext, repair: RepairConfig, reco
 export function repairStep(jury: JuryContext, repair: RepairConfig): PipelineStep {
   return {
     name: 'repair',
-    run: async (env) => ({ ...env, rows: { ...env.rows!, repairs: await repairRecord(jury, repair, env.record!, env.input!, env.verdict!, env.rows!) } }),
+    run: async (env) => ({ ...env, rows: { ...env.rows!, repairs: await repairRecord(jury, repair, env.record!, env.input!, env.verdict!.defects, env.rows!) } }),
   };
 }
