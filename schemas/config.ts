@@ -109,6 +109,8 @@ export const DEFAULT_MAX_TOKENS: Readonly<Record<Phase, number>> = {
   arbiter: 4096,
   // one yes/no with a sentence
   grounding: 1024,
+  // a repair retry re-solves the whole problem with its reasoning (App. N.1 allowed 32,000)
+  repair: 16384,
 };
 
 const budget = (phase: Phase, what: string) => z.int().positive().optional().describe(`${what}; absent: ${DEFAULT_MAX_TOKENS[phase]}.`);
@@ -124,6 +126,7 @@ export const MaxTokensConfig = z
     removal: budget('removal', 'The removal pass (`removal_pass`)'),
     arbiter: budget('arbiter', 'The evidence arbiter (`arbiter`)'),
     grounding: budget('grounding', 'The deliberation grounding checker\'s model call (`grounding.checker.model`)'),
+    repair: budget('repair', 'Each defect-guided retry of the generator (`repair`)'),
   })
   .strict()
   .describe('Default max_tokens per kind of call, for seats without their own `max_tokens` (kind `local` endpoints excepted: the model\'s context bounds them). Every HTTP call carries a budget, so a server never generates to the end of its context for a reply nobody waits for.');
@@ -302,6 +305,37 @@ export const GroundingConfig = z
   .strict()
   .describe('Deterministic grounding of the verdict\'s defects (no model call), after Phase 2 and before the verification passes. Absent: off.');
 export type GroundingConfig = z.infer<typeof GroundingConfig>;
+export const REPAIR_GATES = ['any_defect', 'fatal', 'rules'] as const;
+
+export const RepairAnswerConfig = z
+  .object({
+    kind: z.enum(['integer', 'text', 'choice']).default('integer').describe('What the final answer is: `integer` (the prompt asks for `ANSWER: <integer>`; answers compare as numbers), `text` (free text on the ANSWER line; compared after trimming, case and inner whitespace folded) or `choice` (one of `choices`; compared case-folded).'),
+    choices: z.array(z.string().min(1)).min(2).optional().describe('kind `choice`: the allowed answers, listed in the prompt (e.g. `[A, B, C, D]`).'),
+  })
+  .strict()
+  .superRefine((a, ctx) => {
+    if (a.kind === 'choice' && !a.choices) ctx.addIssue({ code: 'custom', path: ['choices'], message: 'required for kind "choice"' });
+  })
+  .describe('The answer contract of the retry prompt: the last line the generator must write, `ANSWER: ...`.');
+export type RepairAnswerConfig = z.infer<typeof RepairAnswerConfig>;
+
+export const RepairConfig = z
+  .object({
+    enabled: z.boolean().default(true).describe('`false` keeps the section but turns repair off.'),
+    generator: ParticipantConfig.describe('Seat that writes the retries (any OpenAI-compatible endpoint, through the same gateway as the jury: limits, retries, cache, audit log, ledger under phase `repair`).'),
+    gate: z.enum(REPAIR_GATES).default('any_defect').describe('Which judged records are retried: `any_defect` (some consensus defect above neutral), `fatal` (some fatal defect) or `rules` (the `rules` below decide). Records without a verdict are never retried.'),
+    rules: z.array(FilterRule).min(1).optional().describe('gate `rules`: filter rules in the language of `filter.rules`; a record is retried when the first rule that matches decides `drop` or `review` (a matching `keep` rule exempts it); the rule\'s name is the row\'s `gate`.'),
+    conditions: z.array(z.enum(['steps', 'full'])).min(1).default(['steps', 'full']).describe('Feedback conditions, each a retry of its own: `steps` (the deduplicated cited step numbers only) and/or `full` (each non-neutral finding with its steps, severity and what went wrong). Neutral findings never appear.'),
+    attempts: z.int().positive().max(16).default(1).describe('Retries per record and condition (rows `attempt` 1..n; each draws its own sample).'),
+    answer: RepairAnswerConfig.prefault({}),
+    rejudge: z.boolean().default(false).describe('Judge each retry again with the same jury; the row gets the new defect count, highest severity and filter decision (`new_*`).'),
+  })
+  .strict()
+  .superRefine((r, ctx) => {
+    if (r.gate === 'rules' && !r.rules) ctx.addIssue({ code: 'custom', path: ['rules'], message: 'required for gate "rules"' });
+  })
+  .describe('Defect-guided repair (paper §6, App. N; docs/repair.md): after the decision, each record the gate selects is re-solved by the `generator` with the jury\'s findings in the prompt, under each condition; the answer is extracted and compared with the record\'s reference answer (`input.mapping.reference_answer`) and one `repairs` row is written per (record, condition, attempt), in the same range commit. The section\'s presence turns it on unless `enabled: false`.');
+export type RepairConfig = z.infer<typeof RepairConfig>;
 
 export const CorpusConfig = z
   .object({
@@ -398,6 +432,8 @@ export const JuryConfig = z
     removal_pass: RemovalPassConfig.optional(),
     arbiter: ArbiterConfig.optional(),
     grounding: GroundingConfig.optional(),
+    // Optional rather than defaulted so configs without it keep their config_hash.
+    repair: RepairConfig.optional(),
     kafka: KafkaConfig.optional(),
     s3: S3Config.optional(),
     output: OutputConfig.prefault({}),
@@ -413,6 +449,7 @@ export const JuryConfig = z
       ['removal_pass.seat', c.removal_pass?.seat],
       ['arbiter.seat', c.arbiter?.seat],
       ['grounding.checker.seat', c.grounding?.checker?.seat],
+      ['repair.generator', c.repair?.generator],
     ];
     for (const [path, seat] of seats) {
       if (seat && !(seat.endpoint in c.endpoints)) {

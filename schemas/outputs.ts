@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Impact } from './defect.js';
 import { CallUsage, Phase } from './usage.js';
+import { RepairRow } from './repair.js';
 import { ADJUDICATION_SOURCES, ARBITER_RULINGS, CLAIM_CHECK_RESULTS, GROUNDING_ACTIONS, GROUNDING_STATUSES, JuryMode, QUOTE_MATCHES, TerminationReason } from './verdict.js';
 
 /**
@@ -15,19 +16,8 @@ import { ADJUDICATION_SOURCES, ARBITER_RULINGS, CLAIM_CHECK_RESULTS, GROUNDING_A
  *   z.enum / dictString() -> Dictionary<Int32, Utf8> (low-cardinality strings)
  */
 
-/** Storage hint read by the Arrow mapper; attach with `.meta({ arrow: ... })` as the LAST call. */
-export type ArrowHint = 'int32' | 'int64' | 'dict' | 'utf8';
-declare module 'zod' {
-  interface GlobalMeta {
-    arrow?: ArrowHint;
-  }
-}
-
-export const int32 = () => z.int32();
-/** Safe integer (|n| < 2^53) stored as Int64; JS keeps it a number, the mapper writes a BigInt. */
-export const int64 = () => z.int();
-/** A string column with few distinct values (hashes, source names): dictionary-encoded. */
-export const dictString = () => z.string().meta({ arrow: 'dict' });
+export { dictString, int32, int64, type ArrowHint } from './columns.js';
+import { dictString, int32, int64 } from './columns.js';
 
 const rate = z.number().min(0).max(1);
 
@@ -95,9 +85,8 @@ export const StepRow = z
   .describe('One row per step of every judged record: the step-level labels.');
 export type StepRow = z.infer<typeof StepRow>;
 
-export const FILTER_DECISIONS = ['keep', 'drop', 'review'] as const;
-export const FilterDecision = z.enum(FILTER_DECISIONS);
-export type FilterDecision = z.infer<typeof FilterDecision>;
+export { FILTER_DECISIONS, FilterDecision } from './columns.js';
+import { FilterDecision } from './columns.js';
 
 export const DecisionRow = z
   .object({
@@ -304,6 +293,8 @@ export const SHARD_TABLES = {
   decisions: DecisionRow,
   verdict_details: VerdictDetailRow,
   dead_letters: DeadLetterRow,
+  // Written only when `repair` is on (no zero-row parts otherwise), so existing outputs keep their bytes.
+  repairs: RepairRow,
 } as const;
 export type ShardTableName = keyof typeof SHARD_TABLES;
 export const SHARD_TABLE_NAMES = Object.keys(SHARD_TABLES) as ShardTableName[];

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Impact } from './defect.js';
-import { dictString, FilterDecision, int32, int64 } from './outputs.js';
+import { dictString, FilterDecision, int32, int64 } from './columns.js';
 
 /**
  * Defect-guided repair (paper §6, App. N): one contract shared by the repair step, the

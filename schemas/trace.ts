@@ -25,6 +25,10 @@ export const TraceRecord = z
     final_solution: z.string().optional(),
     meta: z.record(z.string(), z.unknown()).default({}),
     gold: GoldLabels.optional(),
+    /** the reference (gold) final answer, when the mapping names one: what repair compares with */
+    reference_answer: z.string().optional(),
+    /** the problem this record answers, when the mapping names one (several traces may share it) */
+    problem_id: z.string().optional(),
     /** per `step_scores` external seat id, the value its `field` held in the input row */
     scores: z.record(z.string(), z.unknown()).optional(),
   })
@@ -48,6 +52,9 @@ export const FieldMapping = z
       .union([z.array(z.string()), z.string()])
       .default('meta')
       .describe('Extra fields kept in the record\'s `meta` (and the shards\' `meta` column): a list of paths, each copied under its path, or one path to an object whose entries are copied.'),
+    // Optional rather than defaulted so configs without them keep their config_hash.
+    reference_answer: z.string().optional().describe('Path of the reference final answer (a number is turned into a string): what `repair` compares a retry\'s answer with. Absent: no reference, `correct` is null.'),
+    problem_id: z.string().optional().describe('Path of a problem id shared by traces of one problem (the unit of `eval repair`\'s paired bootstrap). Absent: the record id.'),
     gold: z.string().default('gold').describe('Path of gold labels (`error_steps`, `first_error_step`, `final_answer_correct`; benchmarks and `eval`).'),
   })
   .describe('Where each record field lives in your rows: dotted paths into each input row (`data.question`); a column literally named `data.question` wins over the nested path. Only the fields you rename need listing.');

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** Which part of the method a model call served. */
-export const Phase = z.enum(['phase1', 'consolidation', 'moderator', 'juror_turn', 'extraction', 'taxonomy', 'removal', 'arbiter', 'grounding']);
+export const Phase = z.enum(['phase1', 'consolidation', 'moderator', 'juror_turn', 'extraction', 'taxonomy', 'removal', 'arbiter', 'grounding', 'repair']);
 export type Phase = z.infer<typeof Phase>;
 
 /**

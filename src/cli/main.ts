@@ -17,6 +17,7 @@ const COMMANDS: ReadonlyArray<readonly [string, () => Promise<Register>]> = [
   ['run', async () => (await import('./run.js')).registerRun],
   ['estimate', async () => (await import('./estimate.js')).registerEstimate],
   ['decide', async () => (await import('./decide.js')).registerDecide],
+  ['repair', async () => (await import('./repair.js')).registerRepair],
   ['judge', async () => (await import('./judge.js')).registerJudge],
   ['segment', async () => (await import('./segment.js')).registerSegment],
   ['simulate', async () => (await import('./simulate.js')).registerSimulate],

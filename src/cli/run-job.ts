@@ -20,6 +20,8 @@ import { newCounters, runStage, type IntakeHold, type RangeTiming, type StageCou
 import { StorageRetry } from '../pipeline/storage-retry.js';
 import { endpointGate } from '../pipeline/intake-gate.js';
 import { intakeSettings, judgingSteps } from '../pipeline/steps/index.js';
+import { repairOn } from '../pipeline/steps/repair.js';
+import type { ShardTableName } from '../../schemas/outputs.js';
 import { streamEnricher } from '../taxonomy/stream.js';
 import { addLogSecrets, logger, type LogSettings } from '../util/log.js';
 import { packageRoot } from '../util/paths.js';
@@ -160,7 +162,7 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
       sinks: input.sinks,
       intake: intakeSettings(config),
       steps,
-      committer: new ShardCommitter(output.store, { formats: opts.formats, corpus: corpusSetting(opts, config), off: wantsDetail(config.verdict_details, config.mode, passesOn(config)) ? [] : ['verdict_details'] }),
+      committer: new ShardCommitter(output.store, { formats: opts.formats, corpus: corpusSetting(opts, config), off: offTables(config) }),
       committed: done.ranges,
       concurrency: opts.concurrency,
       range: { maxRecords: opts.maxRecords, maxChars: opts.maxChars, sequentialUnits: input.sequentialUnits },
@@ -198,4 +200,9 @@ function watchBudget(config: JuryConfig, opts: RunJobOptions, done: OutputState,
   });
   watch.check(newCounters());
   return watch;
+}
+
+/** Tables this run does not write when they have no rows: verdict_details unless asked for, repairs unless repair is on. */
+function offTables(config: JuryConfig): ShardTableName[] {
+  return [...(wantsDetail(config.verdict_details, config.mode, passesOn(config)) ? [] : ['verdict_details' as const]), ...(repairOn(config) ? [] : ['repairs' as const])];
 }

@@ -118,8 +118,8 @@ const RUN_HELP = `
 Every input record leaves as shard rows or as a dead letter with its reason. Ranges of input
 positions are committed atomically: parts are staged under _staging/, the manifest in _commits/
 is written, then the parts move to their names (docs/layout.md), so a failed range leaves nothing
-a folder glob picks up. Every table gets a part per range, zero rows included; Arrow IPC parts
-go under OUT/arrow/. The curated corpus (OUT/corpus/decision=keep|drop|review/) holds every
+a folder glob picks up. Every table gets a part per range, zero rows included (repairs only with
+repair: on in the config: defect-guided retries, docs/repair.md); Arrow IPC parts go under OUT/arrow/. The curated corpus (OUT/corpus/decision=keep|drop|review/) holds every
 judged record as it was read, with its decision and a defect summary; dead letters are not in it.
 Re-running the same command after a crash skips committed ranges and rebuilds the rest under the
 same file names. Every manifest records --range-records, --range-mb, --format and --corpus;

@@ -54,7 +54,7 @@ export function policyHash(policy: FilterPolicy): string {
 const usesDissent = (p: FilterPolicy): boolean =>
   p.rules.some((r) => [r, ...(r.all ?? [])].some((c) => c.has_dissent !== undefined || c.dissent_at_least !== undefined));
 
-async function readTable(store: ObjectStore, m: CommitManifest, table: ShardTableName): Promise<PlainRow[]> {
+export async function readTable(store: ObjectStore, m: CommitManifest, table: ShardTableName): Promise<PlainRow[]> {
   const files = m.files.filter((f) => f.table === table);
   const format: ShardFormat | undefined = files.some((f) => f.format === 'parquet') ? 'parquet' : files.some((f) => f.format === 'arrow') ? 'arrow' : undefined;
   const out: PlainRow[] = [];
@@ -78,10 +78,10 @@ function groupBy<T extends { record_id: string }>(rows: readonly T[]): Map<strin
   return m;
 }
 
-type Decided = Pick<DerivedRows, 'verdict' | 'defects' | 'steps' | 'decision'>;
+export type Decided = Pick<DerivedRows, 'verdict' | 'defects' | 'steps' | 'decision'>;
 
 /** The rows of one committed range, decided again, in the order of its verdict rows (as a run writes them). */
-async function decideRecords(store: ObjectStore, m: CommitManifest, policy: FilterPolicy): Promise<Decided[]> {
+export async function decideRecords(store: ObjectStore, m: CommitManifest, policy: FilterPolicy): Promise<Decided[]> {
   const verdicts = (await readTable(store, m, 'verdicts')) as unknown as VerdictRow[];
   const defects = groupBy((await readTable(store, m, 'defects')) as unknown as DefectRow[]);
   const steps = groupBy((await readTable(store, m, 'steps')) as unknown as StepRow[]);

@@ -10,7 +10,7 @@ import type { GatewayObserver } from '../llm/observer.js';
 import { createOpenAIProvider } from '../llm/openai-provider.js';
 import { resolveModelPath } from '../models/cache.js';
 import type { Provider } from '../llm/types.js';
-import { loadPromptSet, type TemplateName } from '../prompts/templates.js';
+import { loadPromptSet, REPAIR_TEMPLATES, type TemplateName } from '../prompts/templates.js';
 import { loadExternalSources } from './external-sources.js';
 
 /** Builds the provider that serves one endpoint. */
@@ -117,5 +117,6 @@ function passTemplates(config: JuryConfig): ReadonlySet<TemplateName> {
   const checker = config.mode === 'deliberation' && config.grounding && config.grounding.policy !== 'off' ? config.grounding.checker : undefined;
   if (checker?.enabled) used.add('grounding.note');
   if (checker?.enabled && checker.model) used.add('grounding-check.user');
+  if (config.repair?.enabled) for (const t of REPAIR_TEMPLATES) used.add(t);
   return used;
 }

@@ -1,6 +1,7 @@
 import type { JuryConfig } from '../../schemas/config.js';
 import { maxImpact } from '../../schemas/defect.js';
 import { type DecisionRow, type DefectRow, defectId, type StepRow, type VerdictDetailRow, type VerdictRow } from '../../schemas/outputs.js';
+import type { RepairRow } from '../../schemas/repair.js';
 import type { SourcePosition } from '../../schemas/trace.js';
 import type { Verdict } from '../../schemas/verdict.js';
 import { decideFacts, factsOfRows } from './decision.js';
@@ -14,6 +15,8 @@ export interface DerivedRows {
   decision: DecisionRow;
   /** the `verdict_details` row, when the config asks for it (see wantsDetail) */
   detail?: VerdictDetailRow;
+  /** the `repairs` rows, when `repair` is on and the gate selected the record */
+  repairs?: RepairRow[];
 }
 
 /**

@@ -164,6 +164,7 @@ export class RangeWriter {
       decisions: judged.map((r) => r.decision),
       verdict_details: judged.flatMap((r) => (r.detail ? [r.detail] : [])),
       dead_letters: [...this.dead.entries()].sort((a, b) => a[0] - b[0]).map(([, d]) => d),
+      repairs: judged.flatMap((r) => r.repairs ?? []),
     };
   }
 

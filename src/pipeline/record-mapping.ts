@@ -224,6 +224,8 @@ export function mapRecord(
     final_solution: coerceScalarToString(optional(mapping.final_solution)),
     meta: buildMeta(raw, mapping.meta),
     gold: buildGold(optional(mapping.gold)),
+    ...(mapping.reference_answer ? { reference_answer: coerceScalarToString(optional(mapping.reference_answer)) } : {}),
+    ...(mapping.problem_id ? { problem_id: coerceScalarToString(optional(mapping.problem_id)) } : {}),
   };
   if (Array.isArray(candidate.steps) && candidate.steps.length === 0) candidate.steps = undefined;
   candidate.scores = readScores(raw, scoreFields);

@@ -28,11 +28,19 @@ export const TEMPLATE_NAMES = [
   // Grounding checker in deliberation (src/jury/deliberation/grounding.ts): the model check, the note that replaces a withheld claim.
   'grounding-check.user',
   'grounding.note',
+  // Defect-guided repair (src/jury/repair): the retry prompt and its two findings intros.
+  'repair.system',
+  'repair.user',
+  'repair.steps',
+  'repair.full',
 ] as const;
 export type TemplateName = (typeof TEMPLATE_NAMES)[number];
 
 /** Templates of opt-in passes: hashed only when the config turns the pass on, so verdicts of configs without it keep their prompt_hash. */
-const OPT_IN: ReadonlySet<TemplateName> = new Set<TemplateName>(['removal.user', 'arbiter.user', 'grounding-check.user', 'grounding.note']);
+export const OPT_IN: ReadonlySet<TemplateName> = new Set<TemplateName>(['removal.user', 'arbiter.user', 'grounding-check.user', 'grounding.note', 'repair.system', 'repair.user', 'repair.steps', 'repair.full']);
+
+/** The repair templates: hashed into prompt_hash only when `repair` is on. */
+export const REPAIR_TEMPLATES: readonly TemplateName[] = ['repair.system', 'repair.user', 'repair.steps', 'repair.full'];
 
 export interface PromptSet {
   templates: Record<TemplateName, string>;

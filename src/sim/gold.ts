@@ -17,6 +17,8 @@ export interface GoldEntry {
   n_steps: number;
   /** 1-based gold-error steps inside 1..n_steps, ascending; empty = a clean trace */
   error_steps: number[];
+  /** the record's reference final answer, when it has one (the generator of repair grades against it) */
+  reference_answer?: string;
 }
 
 export interface GoldIndex {
@@ -73,7 +75,7 @@ export function buildGoldIndex(records: Iterable<unknown>, opts: GoldOptions = {
       skipped.push({ line, reason: (e as Error).message });
       continue;
     }
-    const entry: GoldEntry = { id: rec.id, n_steps: blocks.n_steps, error_steps: goldErrorSteps(rec.gold, blocks.n_steps) };
+    const entry: GoldEntry = { id: rec.id, n_steps: blocks.n_steps, error_steps: goldErrorSteps(rec.gold, blocks.n_steps), ...(rec.reference_answer !== undefined ? { reference_answer: rec.reference_answer } : {}) };
     const key = goldKey(blocks.problem, blocks.trace);
     if (!exact.has(key)) exact.set(key, entry);
     const tk = traceKey(blocks.trace);

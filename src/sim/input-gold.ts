@@ -28,7 +28,7 @@ export class InputGoldIndex implements GoldIndex {
   }
 
   add(rec: TraceRecord): void {
-    if (!rec.gold) return;
+    if (!rec.gold && rec.reference_answer === undefined) return;
     let blocks: ReturnType<typeof recordBlocks>;
     try {
       blocks = recordBlocks(rec, this.mode);
@@ -36,7 +36,7 @@ export class InputGoldIndex implements GoldIndex {
       return; // unsegmentable records never reach a juror anyway
     }
     const key = goldKey(blocks.problem, blocks.trace);
-    if (!this.entries.has(key)) this.entries.set(key, { id: rec.id, n_steps: blocks.n_steps, error_steps: goldErrorSteps(rec.gold, blocks.n_steps) });
+    if (!this.entries.has(key)) this.entries.set(key, { id: rec.id, n_steps: blocks.n_steps, error_steps: goldErrorSteps(rec.gold, blocks.n_steps), ...(rec.reference_answer !== undefined ? { reference_answer: rec.reference_answer } : {}) });
   }
 
   lookup(problemBlock: string | null, traceBlock: string): GoldEntry | null {

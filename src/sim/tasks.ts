@@ -9,6 +9,7 @@ import type { ModelProfile } from './profile.js';
 import { DELIBERATION_TASKS } from './deliberation-moderator.js';
 import { TAXONOMY_TASKS } from './taxonomy-tasks.js';
 import { PASS_TASKS } from './pass-tasks.js';
+import { repairTask } from './repair-task.js';
 import { describeDefect, describeInvented } from './text.js';
 
 /**
@@ -239,4 +240,4 @@ export const consolidationTask: SimTask = {
 };
 
 /** Detectors are exact about their blocks, so order only matters for overlapping custom tasks. */
-export const DEFAULT_TASKS: readonly SimTask[] = [consolidationTask, phase1Task, ...TAXONOMY_TASKS, ...DELIBERATION_TASKS, ...PASS_TASKS];
+export const DEFAULT_TASKS: readonly SimTask[] = [consolidationTask, phase1Task, ...TAXONOMY_TASKS, ...DELIBERATION_TASKS, ...PASS_TASKS, repairTask];

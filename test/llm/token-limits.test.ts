@@ -78,7 +78,7 @@ describe('default max_tokens per kind of call', () => {
     await judge(h, seatOf({ max_tokens: 99 }), 'moderator');
     const sent = h.server.requests.map((r) => r.body.max_tokens);
     expect(sent).toEqual([DEFAULT_MAX_TOKENS.phase1, DEFAULT_MAX_TOKENS.consolidation, 777, DEFAULT_MAX_TOKENS.extraction, DEFAULT_MAX_TOKENS.taxonomy, DEFAULT_MAX_TOKENS.juror_turn, 99]);
-    expect(DEFAULT_MAX_TOKENS).toEqual({ phase1: 8192, consolidation: 8192, extraction: 8192, moderator: 2048, juror_turn: 2048, taxonomy: 8192, removal: 4096, arbiter: 4096, grounding: 1024 });
+    expect(DEFAULT_MAX_TOKENS).toEqual({ phase1: 8192, consolidation: 8192, extraction: 8192, moderator: 2048, juror_turn: 2048, taxonomy: 8192, removal: 4096, arbiter: 4096, grounding: 1024, repair: 16384 });
     // the audit log says what each attempt was sent with
     const lines = await h.audit();
     expect(lines.map((l) => l.sampling?.max_tokens)).toEqual(sent);

@@ -85,8 +85,8 @@ describe.skipIf(Boolean(probe.error) && !IN_CI)('pyarrow + DuckDB read our shard
 
   it('uses the pinned reader versions', () => {
     expect(report.versions).toEqual({ pyarrow: '26.0.1', duckdb: '2.0.1' });
-    // every table of both ranges in both formats, zero-row parts included (2 ranges x 6 tables x 2)
-    expect(report.files.length).toBe(24);
+    // every table of both ranges in both formats, zero-row parts included (2 ranges x 7 tables x 2)
+    expect(report.files.length).toBe(28);
   });
 
   it('verdict_details: nested lists of structs flatten in pyarrow and unnest in DuckDB to what was written', () => {

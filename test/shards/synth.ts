@@ -15,6 +15,7 @@ import {
   type VerdictDetailRow,
   type VerdictRow,
 } from '../../schemas/outputs.js';
+import { ANSWER_SOURCES, REPAIR_CONDITIONS, type RepairRow } from '../../schemas/repair.js';
 import type { ShardRows } from '../../src/pipeline/sink.js';
 
 export function rng(seed: number): () => number {
@@ -243,5 +244,41 @@ export function allTables(scale = 1, source = 'kafka'): Required<ShardRows> {
     decisions: decisionRows(2000 * scale),
     verdict_details: verdictDetailRows(1000 * scale),
     dead_letters: deadLetterRows(300 * scale, 5, source),
+    repairs: repairRows(500 * scale),
   };
+}
+
+/** `repairs` rows: every nullable column null somewhere, failed retries without text, re-judged and not. */
+export function repairRows(n: number, seed = 9): RepairRow[] {
+  const r = rng(seed);
+  return Array.from({ length: n }, (_, i) => {
+    const failed = i % 7 === 0;
+    const ref = i % 5 === 0 ? null : String(i % 1000);
+    const rejudged = i % 3 === 0 && !failed;
+    return {
+      record_id: recordId(Math.floor(i / 2)),
+      problem_id: `p${i % 30}`,
+      condition: REPAIR_CONDITIONS[i % 2]!,
+      attempt: 1 + (i % 3),
+      gate: pick(r, ['any_defect', 'fatal', 'weak_arithmetic']),
+      prompt_hash: pick(r, ['a1b2c3d4e5f60718', '0f1e2d3c4b5a6978']),
+      model: 'gen-model',
+      retry_text: failed ? null : makeText(r, i),
+      finish_reason: failed ? null : pick(r, ['stop', 'length']),
+      extracted_answer: failed || i % 4 === 0 ? null : String((i * 7) % 1000),
+      answer_source: failed ? 'none' : ANSWER_SOURCES[i % 3]!,
+      reference_answer: ref,
+      original_answer: i % 6 === 0 ? null : String(i % 997),
+      original_correct: ref === null ? null : i % 2 === 0,
+      correct: ref === null ? null : i % 3 !== 0,
+      rejudged,
+      new_n_defects: rejudged ? i % 4 : null,
+      new_max_impact: rejudged && i % 4 ? pick(r, IMPACTS) : null,
+      new_decision: rejudged ? pick(r, FILTER_DECISIONS) : null,
+      tokens_in: 1000 + i,
+      tokens_out: 2 ** 31 + i,
+      cost_usd: i % 8 === 0 ? null : Math.round(r() * 1e6) / 1e6,
+      error: failed ? makeText(r, i + 1) || 'call failed' : null,
+    };
+  });
 }

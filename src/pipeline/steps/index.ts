@@ -8,6 +8,7 @@ import type { RowEnricher } from '../../taxonomy/enrich.js';
 import type { PipelineStep } from '../envelope.js';
 import { deriveStep } from './derive.js';
 import { judgeStep } from './judge.js';
+import { repairOn, repairStep } from './repair.js';
 import { segmentStep } from './segment.js';
 import { taxonomyStep } from './taxonomy.js';
 
@@ -25,6 +26,8 @@ export function judgingSteps(deps: JudgingDeps): PipelineStep[] {
     deriveStep(deps.config),
     // Taxonomy fills columns of the derived defect rows, so it runs after derive.
     ...(deps.enrich ? [taxonomyStep(deps.enrich, deps.config.filter)] : []),
+    // Repair reads the final decision facts (taxonomy included), so it comes last.
+    ...(repairOn(deps.config) ? [repairStep(deps.jury, repairOn(deps.config)!)] : []),
   ];
 }
 

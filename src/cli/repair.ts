@@ -1,0 +1,123 @@
+import type { Command } from 'commander';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { DEFAULT_MAX_TOKENS, type JuryConfig, type RepairConfig } from '../../schemas/config.js';
+import type { ShardFormat } from '../../schemas/outputs.js';
+import { isS3Url, openOutput } from '../compose/io.js';
+import { RedecideError } from '../compose/redecide.js';
+import { exportLines, importRows, parseBatchResults, readCandidates, runRows, writeRepairs, type RangeCandidates, type RepairOutputResult } from '../compose/repair-offline.js';
+import { costOf } from '../llm/ledger.js';
+import { loadPromptSet, REPAIR_TEMPLATES } from '../prompts/templates.js';
+import { UsageError } from './io.js';
+import { JURY_OPTION_HELP, loadJuryConfig, openJury, type JuryOptions } from './jury-setup.js';
+
+interface RepairOptions extends JuryOptions {
+  out?: string;
+  to?: string;
+  from?: string;
+  format: string;
+}
+
+const location = (url: string): string => (isS3Url(url) ? url.replace(/\/+$/, '') : resolve(url));
+
+const HELP = `
+Defect-guided repair (docs/repair.md) over the committed ranges of a judged output, read through
+its manifests: the decision facts of each record (verdicts, defects, steps) select the records
+the config's repair.gate retries, and the records themselves come from the output's curated
+corpus, mapped again with input.mapping (so the output needs its corpus, and the config the
+mapping it was judged with, reference_answer included).
+
+  repair run OUT -c jury.yaml -o REPAIRED      retries through the generator seat (same gateway:
+                                               limits, retries, cache, audit log, ledger) and commits
+                                               a repairs table per range to REPAIRED
+  repair export OUT -c jury.yaml --to req.jsonl the retry requests in the OpenAI Batch API format
+                                               (custom_id, method, url, body), one line per retry
+  repair import OUT -c jury.yaml --from out.jsonl -o REPAIRED
+                                               the batch's output lines, answers extracted the same
+                                               way, into the same repairs table; a retry with no
+                                               line or a failed one is a row with error
+
+Ranges go to REPAIRED under the names they have in OUT (parts first, manifest last); running the
+same command again after a crash skips the ranges already there, so each (record, condition,
+attempt) is written once. Re-judging (repair.rejudge) applies to run only.`;
+
+function repairSection(config: JuryConfig): RepairConfig {
+  if (!config.repair?.enabled) throw new UsageError('the config has no repair section (or repair.enabled is false): nothing to retry');
+  return config.repair;
+}
+
+async function candidatesOf(shards: string, config: JuryConfig, repair: RepairConfig): Promise<{ ranges: RangeCandidates[]; location: string }> {
+  const from = await openOutput(shards, {}).catch((err: Error) => {
+    throw new UsageError(`${shards}: ${err.message}`);
+  });
+  const ranges = await readCandidates(from.store, from.location, config, repair).catch((err: unknown) => {
+    throw err instanceof RedecideError ? new UsageError(err.message) : err;
+  });
+  return { ranges, location: from.location };
+}
+
+async function target(shards: string, out: string | undefined): Promise<Awaited<ReturnType<typeof openOutput>>> {
+  if (!out) throw new UsageError('-o, --out is required: repairs go to a new output');
+  if (location(out) === location(shards)) throw new UsageError(`--out must differ from the judged output (${location(out)})`);
+  return openOutput(out, {}).catch((err: Error) => {
+    throw new UsageError(`--out ${out}: ${err.message}`);
+  });
+}
+
+function formatsOf(f: string): ShardFormat[] {
+  if (!['parquet', 'arrow', 'both'].includes(f)) throw new UsageError(`--format must be parquet, arrow or both (got "${f}")`);
+  return f === 'both' ? ['parquet', 'arrow'] : [f as ShardFormat];
+}
+
+function summary(res: RepairOutputResult, to: string): string {
+  return [`ranges written        ${res.ranges - res.existing} (already in --out, skipped: ${res.existing})`, `repairs rows          ${res.rows}`, `repairs: ${to}/repairs/  commits: ${to}/_commits/`].join('\n') + '\n';
+}
+
+async function runCommand(shards: string, opts: RepairOptions): Promise<void> {
+  const config = loadJuryConfig(opts);
+  const repair = repairSection(config);
+  const to = await target(shards, opts.out);
+  const { ranges, location: fromLocation } = await candidatesOf(shards, config, repair);
+  const runtime = await openJury(config, opts, { records: ranges.flatMap((r) => r.candidates.map((c) => c.record)) });
+  try {
+    const res = await writeRepairs({ ranges, fromLocation, to: to.store, formats: formatsOf(opts.format) }, runRows(runtime.jury, repair));
+    process.stdout.write(summary(res, to.location));
+  } finally {
+    await runtime.close();
+  }
+}
+
+async function exportCommand(shards: string, opts: RepairOptions): Promise<void> {
+  if (!opts.to) throw new UsageError('--to <file> is required');
+  const config = loadJuryConfig(opts);
+  const repair = repairSection(config);
+  const { ranges } = await candidatesOf(shards, config, repair);
+  const lines = exportLines(ranges, loadPromptSet(config.prompts_dir, new Set(REPAIR_TEMPLATES)), repair, config.max_tokens?.repair ?? DEFAULT_MAX_TOKENS.repair);
+  writeFileSync(opts.to, lines.map((l) => `${l}\n`).join(''));
+  process.stdout.write(`requests  ${lines.length}\nwritten   ${resolve(opts.to)}\n`);
+}
+
+async function importCommand(shards: string, opts: RepairOptions): Promise<void> {
+  if (!opts.from) throw new UsageError('--from <file> is required');
+  const config = loadJuryConfig(opts);
+  const repair = repairSection(config);
+  const to = await target(shards, opts.out);
+  let results;
+  try {
+    results = parseBatchResults(readFileSync(opts.from, 'utf8'));
+  } catch (err) {
+    throw new UsageError(`--from ${opts.from}: ${(err as Error).message}`);
+  }
+  const { ranges, location: fromLocation } = await candidatesOf(shards, config, repair);
+  const prompts = loadPromptSet(config.prompts_dir, new Set(REPAIR_TEMPLATES));
+  const res = await writeRepairs({ ranges, fromLocation, to: to.store, formats: formatsOf(opts.format) }, importRows(results, prompts, repair, (i, o) => costOf(config.prices, repair.generator.model, i, o)));
+  process.stdout.write(summary(res, to.location));
+}
+
+export function registerRepair(program: Command): void {
+  const cmd = program.command('repair').description('defect-guided repair over committed shards: run the retries, or export / import them as OpenAI Batch JSONL').addHelpText('after', HELP);
+  const common = (c: Command) => c.option('-c, --config <file>', JURY_OPTION_HELP.config).option('--gold <file>', JURY_OPTION_HELP.gold).option('--audit-log <file>', JURY_OPTION_HELP.auditLog).option('--no-cache', JURY_OPTION_HELP.cache).option('--format <format>', 'parquet | arrow | both', 'parquet');
+  common(cmd.command('run <out>').description('retry the gated records of OUT through the generator and commit a repairs table per range to --out').option('-o, --out <dir>', 'new output for the repairs table and its manifests')).action(runCommand);
+  common(cmd.command('export <out>').description('write the retry requests of OUT in the OpenAI Batch API JSONL format').option('--to <file>', 'requests file to write')).action(exportCommand);
+  common(cmd.command('import <out>').description('read OpenAI Batch output lines and commit them as the repairs table to --out').option('--from <file>', 'batch output JSONL').option('-o, --out <dir>', 'new output for the repairs table and its manifests')).action(importCommand);
+}
