@@ -62,6 +62,15 @@ export const NegativeAdjudication = z.object({
 });
 export type NegativeAdjudication = z.infer<typeof NegativeAdjudication>;
 
+/** What a cascade Phase 1 did for one record (config `phase1.strategy: cascade`). */
+export const CascadeTrace = z.object({
+  /** ids of the seats that judged the record, in the order they were seated (external seats included) */
+  seats: z.array(z.string()),
+  /** one entry per escalation: `after <n> seats: <rule>[, <rule>...] -> <seat ids added>` */
+  escalations: z.array(z.string()),
+});
+export type CascadeTrace = z.infer<typeof CascadeTrace>;
+
 /** The jury's answer for one record (paper App. E plus pipeline bookkeeping). */
 export const Verdict = z.object({
   record_id: z.string(),
@@ -87,6 +96,8 @@ export const Verdict = z.object({
   dropped_negatives: z.array(DroppedNegative).optional(),
   /** present when the evidence arbiter ran (absent when it is off, or failed: then degraded_reason says so) */
   negative_adjudications: z.array(NegativeAdjudication).optional(),
+  /** present when Phase 1 ran as a cascade: which seats ran and why each escalation happened */
+  cascade: CascadeTrace.optional(),
   prompt_hash: z.string(),
   config_hash: z.string(),
 });
