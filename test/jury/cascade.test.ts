@@ -13,6 +13,10 @@ import { judgeRecord, type JudgeInput, type JuryContext } from '../../src/jury/j
 import { type CallResult, type ModelGateway, ModelCallError, type StructuredCall, type TextCall } from '../../src/llm/types.js';
 import { loadPromptSet } from '../../src/prompts/templates.js';
 import { segmentRecord } from '../../src/segment/index.js';
+import { openRuntime } from '../../src/compose/runtime.js';
+import { prepareRecord } from '../../src/pipeline/steps/segment.js';
+import { buildGoldIndex, createSimProvider, defaultProfile, withoutFaults } from '../../src/sim/index.js';
+import { syntheticRecords } from '../../src/sim/synthetic.js';
 
 type Neg = { statement_refs: string[]; what_went_wrong: string; impact: string; evidence: string };
 const neg = (refs: number[], impact = 'major'): Neg => ({ statement_refs: refs.map((r) => `STEP-${r}`), what_went_wrong: `wrong at ${refs.join(',')}`, impact, evidence: 'e' });
@@ -147,6 +151,47 @@ describe('cascade with each Phase 2', () => {
     const short = await judge(configOf({ start: 2, rules: ['fatal'] }, { min_jurors: 2 }), failing);
     expect(short.verdict.cascade!.seats).toEqual(['a', 'b']);
     expect(short.verdict.error).toMatch(/too few jurors/);
+  });
+});
+
+describe('cascade with deliberation (simulator)', () => {
+  it('only seats that ran speak; escalated and settled records both occur', async () => {
+    const records = syntheticRecords(24, { seed: 16 });
+    const config = parseConfig({
+      endpoints: { sim: { kind: 'simulator', max_concurrency: 32 } },
+      jurors: ['a', 'b', 'c'].map((m, i) => ({ id: `jury-${i}`, endpoint: 'sim', model: `sim-juror-${m}` })),
+      moderator: { id: 'moderator', endpoint: 'sim', model: 'sim-consolidator' },
+      mode: 'deliberation',
+      phase1: { strategy: 'cascade', cascade: { start: 2, add: 'one', rules: ['disagree_step'] } },
+      cache: { enabled: false, dir: '.cache/none' },
+    } as JuryConfigInput);
+    const rt = await openRuntime({ config, auditLogPath: null, providerFor: () => createSimProvider({ profile: withoutFaults(defaultProfile()), gold: buildGoldIndex(records), latency: 'instant' }) });
+    const verdicts = [];
+    try {
+      for (const r of records) {
+        const p = prepareRecord(r, config);
+        if (!p.ok) throw new Error(p.error);
+        verdicts.push(await judgeRecord(rt.jury, p.input));
+      }
+    } finally {
+      await rt.close();
+    }
+    for (const v of verdicts) {
+      const seats = new Set(v.cascade!.seats);
+      expect(v.error).toBeNull();
+      expect(v.phase1_judgements.map((j) => j.juror_id)).toEqual(v.cascade!.seats);
+      for (const u of v.usage.filter((x) => x.phase === 'phase1' || x.phase === 'juror_turn')) expect(seats.has(u.participant)).toBe(true);
+      for (const t of v.transcript) expect(seats.has(t.speaker)).toBe(true);
+      // Escalated exactly when the two start seats disagreed on a step.
+      const [a, b] = v.phase1_judgements;
+      const steps = (j: typeof a) => new Set(j!.defects.flatMap((d) => d.statement_refs));
+      const same = [...steps(a)].every((s) => steps(b).has(s)) && [...steps(b)].every((s) => steps(a).has(s));
+      expect(v.cascade!.escalations.length > 0).toBe(!same);
+    }
+    const escalated = verdicts.filter((v) => v.cascade!.escalations.length > 0).length;
+    expect(escalated).toBeGreaterThan(0);
+    expect(escalated).toBeLessThan(verdicts.length);
+    expect(verdicts.some((v) => v.transcript.length > 0)).toBe(true);
   });
 });
 
