@@ -258,7 +258,8 @@ export const CascadeConfig = z
       .describe('When to seat more jurors, asked over the successful judgements so far (any rule firing escalates): `disagree_step` (a step one seat flags and another passes), `disagree_severity` (two seats flag a step with different severities), `fatal` (some seat found a fatal defect), `contested` (a finding, by its cited steps, backed by fewer than all seats), `low_confidence` (agreement, as the verdict\'s `confidence`, below `low_confidence_below`), `empty` (every seat found nothing), `any_finding` (some seat flagged any step), `failed` (fewer seats succeeded than `start`: a seat failed or an external seat abstained).'),
     low_confidence_below: z.number().min(0).max(1).default(0.5).describe('Threshold of the `low_confidence` rule.'),
   })
-  .strict();
+  .strict()
+  .describe('The cascade of `strategy: cascade`: how many seats start, what an escalation adds, and which rules escalate. Phase 2 then works on the seats that ran: `min_jurors` and its default (half of the seats, rounded up) count seats that ran, and so does `majority` (strictly more than half of those that succeeded).');
 export type CascadeConfig = z.infer<typeof CascadeConfig>;
 
 export const Phase1Config = z
