@@ -49,10 +49,8 @@ export const FRONTIER_SYSTEMS: Record<string, Partial<JuryConfigInput>> = {
   majority: { mode: 'majority' },
   consolidation: { mode: 'consolidation' },
   'cascade 2+1, default rules, consolidation': { mode: 'consolidation', ...cascade({ start: 2, add: 'one' }) },
-  'cascade 2+1, disagree_step, union': { mode: 'union', ...cascade({ start: 2, add: 'one', rules: ['disagree_step'] }) },
   'cascade 1+all, any_finding, consolidation': { mode: 'consolidation', ...cascade({ start: 1, add: 'all', rules: ['any_finding'] }) },
   'cascade 1+all, any_finding, union': { mode: 'union', ...cascade({ start: 1, add: 'all', rules: ['any_finding'] }) },
-  'cascade 1+all, any_finding, majority': { mode: 'majority', ...cascade({ start: 1, add: 'all', rules: ['any_finding'] }) },
   'cascade 1+1, any_finding, consolidation': { mode: 'consolidation', ...cascade({ start: 1, add: 'one', rules: ['any_finding'] }) },
 };
 
@@ -102,7 +100,7 @@ async function atCorrelation(recs: readonly TraceRecord[], scope: LabelScope, rh
     const confusions = verdicts.map((v, i) => recordConfusion(golds[i]!, predictionFromVerdict(v), { threshold: 'minor', propagate: false, failed: 'wrong' })!);
     runs.push({ name, verdicts, agg: stepAggregator(confusions) });
   }
-  const cis = bootstrapMany(runs.map((r) => r.agg), { resamples: 10_000, seed: 0 });
+  const cis = bootstrapMany(runs.map((r) => r.agg), { resamples: 2_000, seed: 0 });
   const sum = (vs: Verdict[], f: (v: Verdict) => number) => vs.reduce((a, v) => a + f(v), 0) / vs.length;
   return runs.map((r, i) => ({
     name: r.name,
@@ -116,6 +114,14 @@ async function atCorrelation(recs: readonly TraceRecord[], scope: LabelScope, rh
   }));
 }
 
+/** `FRONTIER_N` records (default 1000) and the comma-separated `FRONTIER_RHOS` (default 0,0.3,0.6), so one correlation can run alone. */
+export function frontierFromEnv(): Promise<string> {
+  const n = Number(process.env.FRONTIER_N ?? 1000);
+  const rhos = (process.env.FRONTIER_RHOS ?? '0,0.3,0.6').split(',').map(Number);
+  if (!Number.isInteger(n) || n < 1 || rhos.some((r) => !(r >= 0 && r <= 1))) throw new Error('FRONTIER_N must be a whole number >= 1 and FRONTIER_RHOS numbers in 0..1');
+  return benchFrontier(n, rhos);
+}
+
 export async function benchFrontier(n = 1000, rhos: readonly number[] = [0, 0.3, 0.6]): Promise<string> {
   const dir = sharedDataDir();
   if (!dir) return `skipped: ${MISSING_DATA_MESSAGE}`;
@@ -123,7 +129,7 @@ export async function benchFrontier(n = 1000, rhos: readonly number[] = [0, 0.3,
   const recs = sampleRecords(all.records, n, 0);
   const out = [
     `${recs.length} ProcessBench records (seed 0), jurors sim-juror-a (recall 0.75, FPR 0.03), -b (0.60, 0.05), -c (0.45, 0.08) in that seat order, consolidator sim-consolidator; in-process simulator, replies sized like a reasoning model; ` +
-      'step Balanced F1 (minor+, first-error labels) with 95 % record-level bootstrap intervals (10,000 paired resamples); tokens are the simulator\'s characters / 4. "2+1": start with 2 seats, add one per escalation; "1+all": start with 1, add the rest at once.',
+      'step Balanced F1 (minor+, first-error labels) with 95 % record-level bootstrap intervals (2,000 paired resamples); tokens are the simulator\'s characters / 4. "2+1": start with 2 seats, add one per escalation; "1+all": start with 1, add the rest at once.',
   ];
   for (const rho of rhos) {
     const rs = await atCorrelation(recs, all.scope, rho);

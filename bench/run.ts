@@ -3,7 +3,7 @@ import { benchDeliberation } from './deliberation.js';
 import { benchMemory } from './memory.js';
 import { machine } from './common.js';
 import { benchEvalLadder } from './eval-ladder.js';
-import { benchFrontier } from './frontier.js';
+import { frontierFromEnv } from './frontier.js';
 import { benchKafka } from './kafka.js';
 import { benchLocal } from './local.js';
 import { benchPasses } from './passes.js';
@@ -21,7 +21,7 @@ const BENCHES: Record<string, () => Promise<string> | string> = {
   passes: () => benchPasses(),
   local: () => benchLocal(),
   deliberation: () => benchDeliberation(),
-  frontier: () => benchFrontier(),
+  frontier: () => frontierFromEnv(),
   kafka: () => benchKafka(),
   'whole-run': () => benchWholeRun(),
 };
