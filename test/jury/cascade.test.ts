@@ -17,6 +17,7 @@ import { openRuntime } from '../../src/compose/runtime.js';
 import { prepareRecord } from '../../src/pipeline/steps/segment.js';
 import { buildGoldIndex, createSimProvider, defaultProfile, withoutFaults } from '../../src/sim/index.js';
 import { syntheticRecords } from '../../src/sim/synthetic.js';
+import { deriveRows } from '../../src/derive/rows.js';
 
 type Neg = { statement_refs: string[]; what_went_wrong: string; impact: string; evidence: string };
 const neg = (refs: number[], impact = 'major'): Neg => ({ statement_refs: refs.map((r) => `STEP-${r}`), what_went_wrong: `wrong at ${refs.join(',')}`, impact, evidence: 'e' });
@@ -90,6 +91,16 @@ describe('cascade rules', () => {
       expect(quiet.verdict.jurors_total).toBe(2);
     });
   }
+
+  it('the verdicts table row carries phase1_seats and escalations; null without a cascade', async () => {
+    const cfg = parseConfig(configOf({ start: 2, add: 'all', rules: ['disagree_step'] }));
+    const { verdict } = await judge(configOf({ start: 2, add: 'all', rules: ['disagree_step'] }), { a: [neg([2])], b: [] });
+    const row = deriveRows(verdict, { source: 'file', unit: 'a.jsonl', offset: 0 }, {}, cfg).verdict;
+    expect([row.phase1_seats, row.escalations]).toEqual([4, ['after 2 seats: disagree_step -> c, d']]);
+    const plain = await judge({ ...configOf({}), phase1: undefined } as JuryConfigInput, {});
+    const row0 = deriveRows(plain.verdict, { source: 'file', unit: 'a.jsonl', offset: 0 }, {}, cfg).verdict;
+    expect([row0.phase1_seats, row0.escalations]).toEqual([null, null]);
+  });
 
   it('add: one asks the rules again after each seat; add: all seats the rest at once', async () => {
     // a and b disagree on step 2; c sides with a, which still leaves b disagreeing: d is seated too.
