@@ -51,7 +51,10 @@ export const FRONTIER_SYSTEMS: Record<string, Partial<JuryConfigInput>> = {
   'cascade 2+1, default rules, consolidation': { mode: 'consolidation', ...cascade({ start: 2, add: 'one' }) },
   'cascade 1+all, any_finding, consolidation': { mode: 'consolidation', ...cascade({ start: 1, add: 'all', rules: ['any_finding'] }) },
   'cascade 1+all, any_finding, union': { mode: 'union', ...cascade({ start: 1, add: 'all', rules: ['any_finding'] }) },
-  'cascade 1+1, any_finding, consolidation': { mode: 'consolidation', ...cascade({ start: 1, add: 'one', rules: ['any_finding'] }) },
+  // The other way round: more seats where the first one found nothing, where its misses are.
+  'cascade 1+all, empty, union': { mode: 'union', ...cascade({ start: 1, add: 'all', rules: ['empty'] }) },
+  'cascade 1+1, empty, union': { mode: 'union', ...cascade({ start: 1, add: 'one', rules: ['empty'] }) },
+  'cascade 1+1, empty, consolidation': { mode: 'consolidation', ...cascade({ start: 1, add: 'one', rules: ['empty'] }) },
 };
 
 interface SystemResult {
