@@ -4,6 +4,7 @@ import { benchMemory } from './memory.js';
 import { machine } from './common.js';
 import { benchEvalLadder } from './eval-ladder.js';
 import { benchGrounding } from './grounding.js';
+import { frontierFromEnv } from './frontier.js';
 import { benchKafka } from './kafka.js';
 import { benchLocal } from './local.js';
 import { benchPasses } from './passes.js';
@@ -22,6 +23,7 @@ const BENCHES: Record<string, () => Promise<string> | string> = {
   grounding: () => benchGrounding(),
   local: () => benchLocal(),
   deliberation: () => benchDeliberation(),
+  frontier: () => frontierFromEnv(),
   kafka: () => benchKafka(),
   'whole-run': () => benchWholeRun(),
 };

@@ -249,6 +249,34 @@ export const AdaptivePolicy = z
   .describe('Adaptive Phase 2 (beyond the paper): skip deliberation when Phase 1 already agrees, and otherwise deliberate only on the findings the jurors disagree about.');
 export type AdaptivePolicy = z.infer<typeof AdaptivePolicy>;
 
+export const CASCADE_RULES = ['disagree_step', 'disagree_severity', 'fatal', 'contested', 'low_confidence', 'empty', 'any_finding', 'failed'] as const;
+export const CascadeRule = z.enum(CASCADE_RULES);
+export type CascadeRule = z.infer<typeof CascadeRule>;
+
+export const CascadeConfig = z
+  .object({
+    start: z.int().positive().default(2).describe('Seats that judge every record first (the first `start` of `jurors`, in order; an external seat counts as a seat and costs no call).'),
+    add: z.enum(['one', 'all']).default('one').describe('What an escalation seats: `one` (the next seat, then the rules are asked again) or `all` (every remaining seat at once).'),
+    rules: z
+      .array(CascadeRule)
+      .min(1)
+      .default(['disagree_step', 'disagree_severity', 'fatal', 'contested', 'failed'])
+      .describe('When to seat more jurors, asked over the successful judgements so far (any rule firing escalates): `disagree_step` (a step one seat flags and another passes), `disagree_severity` (two seats flag a step with different severities), `fatal` (some seat found a fatal defect), `contested` (a finding, by its cited steps, backed by fewer than all seats), `low_confidence` (agreement, as the verdict\'s `confidence`, below `low_confidence_below`), `empty` (every seat found nothing), `any_finding` (some seat flagged any step), `failed` (fewer seats succeeded than `start`: a seat failed or an external seat abstained).'),
+    low_confidence_below: z.number().min(0).max(1).default(0.5).describe('Threshold of the `low_confidence` rule.'),
+  })
+  .strict()
+  .describe('The cascade of `strategy: cascade`: how many seats start, what an escalation adds, and which rules escalate. Phase 2 then works on the seats that ran: `min_jurors` and its default (half of the seats, rounded up) count seats that ran, and so does `majority` (strictly more than half of those that succeeded).');
+export type CascadeConfig = z.infer<typeof CascadeConfig>;
+
+export const Phase1Config = z
+  .object({
+    strategy: z.enum(['all', 'cascade']).default('all').describe('`all`: every seat judges every record (mode `single`: the first). `cascade`: the first `cascade.start` seats judge, further seats only when a `cascade.rules` rule fires (docs: README, "Cascade Phase 1").'),
+    cascade: CascadeConfig.prefault({}),
+  })
+  .strict()
+  .describe('How Phase 1 seats the jurors. Absent (or `strategy: all`): every seat, as before, and config_hash is unchanged.');
+export type Phase1Config = z.infer<typeof Phase1Config>;
+
 export const DeliberationConfig = z
   .object({
     max_turns: z.int().positive().max(200).default(12).describe('Hard cap on juror turns, the backstop behind the moderator\'s own termination.'),
@@ -428,6 +456,8 @@ export const JuryConfig = z
     taxonomy: TaxonomyConfig.optional(),
     // Optional rather than defaulted so configs without it keep their config_hash.
     deliberation: DeliberationConfig.optional(),
+    // Optional rather than defaulted so configs without it keep their config_hash.
+    phase1: Phase1Config.optional(),
     // Optional rather than defaulted so configs without them keep their config_hash.
     removal_pass: RemovalPassConfig.optional(),
     arbiter: ArbiterConfig.optional(),
@@ -463,6 +493,7 @@ export const JuryConfig = z
     });
     if (c.mode === 'consolidation' && !c.consolidator) ctx.addIssue({ code: 'custom', path: ['consolidator'], message: 'mode "consolidation" needs a consolidator' });
     if (c.mode === 'deliberation' && !c.moderator) ctx.addIssue({ code: 'custom', path: ['moderator'], message: 'mode "deliberation" needs a moderator' });
+    if (c.phase1?.strategy === 'cascade' && c.mode === 'single') ctx.addIssue({ code: 'custom', path: ['phase1', 'strategy'], message: 'a cascade needs a mode that seats several jurors (mode "single" calls only the first)' });
     if (c.min_jurors !== undefined && c.min_jurors > c.jurors.length) ctx.addIssue({ code: 'custom', path: ['min_jurors'], message: `is ${c.min_jurors} but only ${c.jurors.length} jurors are configured` });
   });
 export type JuryConfig = z.infer<typeof JuryConfig>;

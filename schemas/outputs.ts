@@ -27,6 +27,8 @@ export const VerdictRow = z
     mode: JuryMode.describe('Jury mode that judged the record: single, union, majority, consolidation or deliberation.'),
     jurors_total: int32().nonnegative().describe('Phase 1 jurors seated for the record.'),
     jurors_ok: int32().nonnegative().describe('Phase 1 jurors whose judgement succeeded.'),
+    phase1_seats: int32().nonnegative().nullable().describe('Cascade Phase 1 (`phase1.strategy: cascade`): seats that judged the record (the start seats plus every escalation; an external seat that abstained counts, `jurors_total` does not count it); null when every seat judges (`strategy: all`).'),
+    escalations: z.array(z.string()).nullable().describe('Cascade Phase 1: why each escalation happened, one entry per escalation, `after <n> seats: <rule>[, <rule>] -> <seat ids added>` (empty: the start seats sufficed); null when every seat judges.'),
     n_steps: int32().nonnegative().describe('Number of steps ([STEP-n]) of the trace as the jury read it.'),
     n_defects: int32().nonnegative().describe('Consensus defects in the verdict (rows of `defects` for this record).'),
     max_impact: Impact.nullable().describe('Highest severity among the consensus defects (neutral < minor < major < fatal); null when there are none.'),

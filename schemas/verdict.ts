@@ -124,6 +124,14 @@ export const GroundingOutcome = z.object({
   claim_checks: z.array(ClaimCheck).optional(),
 });
 export type GroundingOutcome = z.infer<typeof GroundingOutcome>;
+/** What a cascade Phase 1 did for one record (config `phase1.strategy: cascade`). */
+export const CascadeTrace = z.object({
+  /** ids of the seats that judged the record, in the order they were seated (external seats included) */
+  seats: z.array(z.string()),
+  /** one entry per escalation: `after <n> seats: <rule>[, <rule>...] -> <seat ids added>` */
+  escalations: z.array(z.string()),
+});
+export type CascadeTrace = z.infer<typeof CascadeTrace>;
 
 /** The jury's answer for one record (paper App. E plus pipeline bookkeeping). */
 export const Verdict = z.object({
@@ -152,6 +160,8 @@ export const Verdict = z.object({
   negative_adjudications: z.array(NegativeAdjudication).optional(),
   /** present when deterministic grounding ran (`grounding.policy` not off) */
   grounding: GroundingOutcome.optional(),
+  /** present when Phase 1 ran as a cascade: which seats ran and why each escalation happened */
+  cascade: CascadeTrace.optional(),
   prompt_hash: z.string(),
   config_hash: z.string(),
 });

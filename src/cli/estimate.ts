@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { join } from 'node:path';
 import { defaultProfile, profileFromAuditLog, type ReplyProfile } from '../compose/estimate-profile.js';
-import { projectModes, type ModeProjection } from '../compose/estimate.js';
+import { projectModes, seatShares, type ModeProjection } from '../compose/estimate.js';
+import { activeJurors } from '../jury/seats.js';
 import { sampleInput } from '../compose/estimate-sample.js';
 import { unpricedModels } from '../llm/ledger.js';
 import { loadPromptSet } from '../prompts/templates.js';
@@ -27,6 +28,8 @@ export interface Estimate {
   profile: ReplyProfile;
   unpriced_models: string[];
   modes: ModeProjection[];
+  /** with `phase1.strategy: cascade`: the share of records each model juror is projected to judge, and where it comes from */
+  cascade?: { seat_shares: Record<string, number>; from: string };
 }
 
 const int = (v: string, flag: string, min: number): number => {
@@ -45,7 +48,11 @@ export async function estimate(opts: EstimateOptions): Promise<Estimate> {
   const base = defaultProfile(config.jurors.length, d.max_turns, d.recent_window);
   const profile = opts.calibrate ? profileFromAuditLog(opts.calibrate, base) : base;
   const modes = projectModes(config, loadPromptSet(config.prompts_dir), sampled.sample, sampled.judged, profile);
-  return { input, records: sampled.judged, dead_letters: sampled.dead, sampled: sampled.sample.length, configured_mode: config.mode, profile, unpriced_models: unpricedModels(config), modes };
+  const shares = seatShares(config, profile);
+  const cascade = config.phase1?.strategy === 'cascade'
+    ? { seat_shares: Object.fromEntries(activeJurors(config).map((j, i) => [j.id, shares[i]!])), from: profile.phase1_calls === undefined ? 'no pilot: every seat on every record, an upper bound' : `the Phase 1 calls per record of ${profile.from}` }
+    : undefined;
+  return { input, records: sampled.judged, dead_letters: sampled.dead, sampled: sampled.sample.length, configured_mode: config.mode, profile, unpriced_models: unpricedModels(config), modes, ...(cascade ? { cascade } : {}) };
 }
 
 function text(e: Estimate): string {
@@ -57,6 +64,7 @@ function text(e: Estimate): string {
     `replies and deliberation turns: ${e.profile.from}`,
     ...table,
     '* the configured mode. Token counts are estimates (characters / 4, plus 4 per message); no model was called.',
+    ...(e.cascade ? [`cascade Phase 1: share of records each juror judges: ${Object.entries(e.cascade.seat_shares).map(([id, x]) => `${id} ${x.toFixed(2)}`).join(', ')} (${e.cascade.from})`] : []),
     ...(e.unpriced_models.length ? [`models without a price (USD unknown where they are called): ${e.unpriced_models.join(', ')}`] : []),
   ].join('\n');
 }
@@ -81,7 +89,10 @@ message), so they can differ from a model's own tokenizer by 10-20 % for text de
 code or non-English scripts. What a dry run cannot know, how long replies are and how many turns a
 deliberation takes, comes from documented defaults or, with --calibrate, from the audit log of a
 pilot run (e.g. \`run -i pilot.jsonl --audit-log pilot-audit.jsonl\`). Taxonomy calls, retries and
-re-asks are not included. Dollars use the config's \`prices\`. See README, "Estimates and budgets".
+re-asks are not included. Dollars use the config's \`prices\`. With \`phase1.strategy: cascade\`, seats
+past the start ones are projected on every record (an upper bound) unless --calibrate gives a
+pilot of the same cascade, whose Phase 1 calls per record set their share. See README,
+"Estimates and budgets".
 
 Examples:
   reasoning-jury estimate -c jury.yaml -i traces/ --sample 500

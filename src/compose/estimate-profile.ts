@@ -19,6 +19,8 @@ export interface ReplyProfile {
   /** where the numbers come from: `defaults`, or the audit log they were measured from */
   from: string;
   phase1_out: number;
+  /** Phase 1 calls per record measured in a pilot's audit log; absent with the defaults (a cascade is then projected at every seat, an upper bound) */
+  phase1_calls?: number;
   consolidation_out: number;
   deliberation: { juror_turn: CallShape; moderator: CallShape; extraction: CallShape };
 }
@@ -76,6 +78,7 @@ export function profileFromAuditLog(path: string, base: ReplyProfile): ReplyProf
   return {
     from: `${path} (${calls.length} calls over ${records} records)`,
     phase1_out: outs('phase1', base.phase1_out),
+    ...(records > 0 ? { phase1_calls: of('phase1').length / records } : {}),
     consolidation_out: outs('consolidation', base.consolidation_out),
     deliberation: { juror_turn: shape('juror_turn', d.juror_turn), moderator: shape('moderator', d.moderator), extraction: shape('extraction', d.extraction) },
   };

@@ -5,9 +5,9 @@
  * a ReplyProfile (./estimate-profile.ts). Sums over the sample are scaled to the whole input.
  * No model is called.
  */
-import type { JuryConfig, ParticipantConfig } from '../../schemas/config.js';
+import type { JuryConfig } from '../../schemas/config.js';
 import type { JuryMode } from '../../schemas/verdict.js';
-import { activeJurors } from '../jury/seats.js';
+import { activeJurors, activeSeats } from '../jury/seats.js';
 import { costOf, type PriceTable } from '../llm/ledger.js';
 import { estimatePromptTokens } from '../llm/tokens.js';
 import { consolidationMessages, phase1Messages, type TraceInput } from '../prompts/build.js';
@@ -36,17 +36,35 @@ export function runnableModes(config: Pick<JuryConfig, 'consolidator' | 'moderat
   return ['single', 'union', 'majority', ...(config.consolidator ? ['consolidation' as const] : []), ...(config.moderator ? ['deliberation' as const] : [])];
 }
 
+/**
+ * Per model juror, the share of records it judges: 1 for all; in a cascade 1 for the model seats
+ * among the first `start` seats and, for the rest, the escalation share a pilot's Phase 1 calls
+ * per record imply (`--calibrate`, a pilot run with the same cascade), else 1: an upper bound.
+ */
+export function seatShares(config: JuryConfig, profile: Pick<ReplyProfile, 'phase1_calls'>): number[] {
+  const jurors = activeJurors(config);
+  const c = config.phase1;
+  if (c?.strategy !== 'cascade') return jurors.map(() => 1);
+  const first = new Set(activeSeats(config).slice(0, c.cascade.start).map((s) => s.id));
+  const starting = jurors.filter((j) => first.has(j.id)).length;
+  const later = jurors.length - starting;
+  const measured = profile.phase1_calls;
+  const share = measured === undefined || later === 0 ? 1 : Math.min(1, Math.max(0, (measured - starting) / later));
+  return jurors.map((j) => (first.has(j.id) ? 1 : share));
+}
+
 /** The calls one record costs in `mode`. */
 function recordCalls(mode: JuryMode, config: JuryConfig, set: PromptSet, input: TraceInput, profile: ReplyProfile): Call[] {
   const jurors = activeJurors(config);
   const p1in = estimatePromptTokens(phase1Messages(set, input, config.propagation));
-  const phase1 = (seats: readonly ParticipantConfig[]) => seats.map((s) => ({ model: s.model, n: 1, tin: p1in, tout: profile.phase1_out }));
-  if (mode === 'single') return phase1(jurors.slice(0, 1));
-  const calls = phase1(jurors);
+  if (mode === 'single') return jurors.slice(0, 1).map((s) => ({ model: s.model, n: 1, tin: p1in, tout: profile.phase1_out }));
+  const shares = seatShares(config, profile);
+  const calls = jurors.map((s, i) => ({ model: s.model, n: shares[i]!, tin: p1in, tout: profile.phase1_out }));
+  const seated = shares.reduce((a, b) => a + b, 0);
   if (mode === 'consolidation') {
-    // The real prompt with an empty panel, plus the panel: every juror's projected reply.
+    // The real prompt with an empty panel, plus the panel: every seated juror's projected reply.
     const empty = consolidationMessages(set, input, config.propagation, jurors.map((j) => ({ juror_id: j.id, defects: [] })));
-    calls.push({ model: config.consolidator!.model, n: 1, tin: estimatePromptTokens(empty) + jurors.length * profile.phase1_out, tout: profile.consolidation_out });
+    calls.push({ model: config.consolidator!.model, n: 1, tin: estimatePromptTokens(empty) + seated * profile.phase1_out, tout: profile.consolidation_out });
   }
   if (mode === 'deliberation') {
     const d = profile.deliberation;

@@ -118,6 +118,8 @@ export const OPERATIONAL_KEYS = ['endpoints', 'prices', 'cache', 'audit_log', 'm
 export function configHash(c: JuryConfig): string {
   const operational = new Set<string>(OPERATIONAL_KEYS);
   const shaping: Record<string, unknown> = Object.fromEntries(Object.entries(c).filter(([k]) => !operational.has(k)));
+  // `phase1: { strategy: all }` is what its absence means: the same verdicts, the same hash.
+  if (c.phase1?.strategy === 'all') delete shaping.phase1;
   // Paths as the file wrote them (see src/config/paths.ts): where the checkout lives is not what a verdict says.
   const written = (c as LoadedConfig)[WRITTEN_PATHS];
   if (written?.prompts_dir && c.prompts_dir === written.prompts_dir.resolved) shaping.prompts_dir = written.prompts_dir.written;

@@ -42,6 +42,8 @@ export function deriveRows(v: Verdict, position: SourcePosition, meta: Record<st
     mode: v.mode,
     jurors_total: v.jurors_total,
     jurors_ok: v.jurors_ok,
+    phase1_seats: v.cascade ? v.cascade.seats.length : null,
+    escalations: v.cascade ? v.cascade.escalations : null,
     n_steps: v.n_steps,
     n_defects: v.defects.length,
     max_impact: maxImpact(v.defects.map((d) => d.impact)),

@@ -1,7 +1,7 @@
 import { isExternalSeat, type JurorConfig, type JuryConfig, type ParticipantConfig } from '../../schemas/config.js';
 import type { Defect } from '../../schemas/defect.js';
 import type { CallUsage } from '../../schemas/usage.js';
-import { type ClaimCheck, type Judgement, type TerminationReason, type TranscriptTurn, Verdict } from '../../schemas/verdict.js';
+import { type CascadeTrace, type ClaimCheck, type Judgement, type TerminationReason, type TranscriptTurn, Verdict } from '../../schemas/verdict.js';
 import type { ModelGateway } from '../llm/types.js';
 import { phase1Messages, type TraceInput } from '../prompts/build.js';
 import type { PromptSet } from '../prompts/templates.js';
@@ -10,6 +10,7 @@ import { consolidate } from './consolidate.js';
 import { deliberate } from './deliberation/index.js';
 import type { Phase1Admission } from './admission.js';
 import { runPhase1, type Phase1Result } from './phase1.js';
+import { runCascade } from './cascade.js';
 import { externalJudgement, type ExternalSources } from './external/index.js';
 import { groundConsensus, groundingOn } from './grounding/index.js';
 import { runPasses } from './passes/index.js';
@@ -87,23 +88,28 @@ async function phase1(ctx: JuryContext, input: JudgeInput, jurors: ParticipantCo
 /**
  * Phase 1 over every seat, in seat order: model jurors are called (./phase1.ts), external seats
  * read (./external/), before any call so a dead-lettered record costs nothing. A seat that
- * abstains on the record is not seated for it.
+ * abstains on the record is not seated for it. A cascade (`phase1.strategy: cascade`, ./cascade.ts)
+ * reads every external seat first too, then seats them as its rules say.
  */
-async function seatedPhase1(ctx: JuryContext, input: JudgeInput, seats: readonly JurorConfig[]): Promise<Phase1Result> {
+async function seatedPhase1(ctx: JuryContext, input: JudgeInput, seats: readonly JurorConfig[]): Promise<Phase1Result & { cascade?: CascadeTrace }> {
   const read = new Map<string, Judgement | null>();
   for (const s of seats) {
     if (!isExternalSeat(s)) continue;
     const out = externalJudgement(s, input, ctx.external);
     read.set(s.id, 'abstain' in out ? null : out.judgement);
   }
-  const models = seats.filter((s): s is ParticipantConfig => !isExternalSeat(s));
-  const p1 = models.length > 0 ? await phase1(ctx, input, models) : { judgements: [], usage: [] };
-  const called = new Map(p1.judgements.map((j) => [j.juror_id, j]));
-  const judgements = seats.flatMap((s) => {
-    const j = isExternalSeat(s) ? read.get(s.id) : called.get(s.id);
-    return j ? [j] : [];
-  });
-  return { judgements, usage: p1.usage };
+  const sit = async (group: readonly JurorConfig[]): Promise<Phase1Result> => {
+    const models = group.filter((s): s is ParticipantConfig => !isExternalSeat(s));
+    const p1 = models.length > 0 ? await phase1(ctx, input, models) : { judgements: [], usage: [] };
+    const called = new Map(p1.judgements.map((j) => [j.juror_id, j]));
+    const judgements = group.flatMap((s) => {
+      const j = isExternalSeat(s) ? read.get(s.id) : called.get(s.id);
+      return j ? [j] : [];
+    });
+    return { judgements, usage: p1.usage };
+  };
+  const p1 = ctx.config.phase1;
+  return p1?.strategy === 'cascade' ? runCascade(seats, p1.cascade, sit) : sit(seats);
 }
 
 /**
@@ -130,6 +136,7 @@ export async function judgeRecord(ctx: JuryContext, input: JudgeInput): Promise<
     transcript: [],
     jurors_total: jurors.length,
     jurors_ok: ok.length,
+    ...(p1.cascade ? { cascade: p1.cascade } : {}),
     prompt_hash: ctx.prompts.hash,
     config_hash: ctx.configHash,
   };

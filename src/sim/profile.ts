@@ -132,6 +132,12 @@ const modelShape = {
   recall: prob,
   /** probability of flagging each clean step */
   false_positive_rate: prob,
+  /**
+   * correlated misses: on each gold-error step, with this probability the juror uses a draw
+   * shared by every juror on the record instead of its own, so jurors tend to miss the same
+   * steps; absent or 0: independent jurors (the stream of draws is then unchanged)
+   */
+  miss_correlation: prob.optional(),
   /** severities of true finds */
   severity_mix: SeverityMix,
   /** severities of false positives; severity_mix when absent */

@@ -4,7 +4,7 @@ import type { ChatRequest } from '../llm/types.js';
 import { BLOCK } from '../prompts/build.js';
 import { parseRenderedSteps } from '../prompts/frame.js';
 import type { GoldEntry } from './gold.js';
-import { weighted, type Rng } from '../util/prng.js';
+import { createRng, weighted, type Rng } from '../util/prng.js';
 import type { ModelProfile } from './profile.js';
 import { DELIBERATION_TASKS } from './deliberation-moderator.js';
 import { TAXONOMY_TASKS } from './taxonomy-tasks.js';
@@ -80,17 +80,32 @@ function modelDefect(rng: Rng, model: ModelProfile, steps: readonly string[], re
 
 // ---- Phase 1: one juror's independent audit (App. B) ------------------------------------
 
+/**
+ * `miss_correlation` ρ: the draw a gold-error step uses, given the juror's own. With probability ρ
+ * (the juror's own stream, apart from the content stream) it is the record's shared draw for the
+ * step, the same for every juror, so their misses coincide. Null when ρ is 0 or the record has no
+ * gold: then nothing extra is drawn and replies are what they were without the knob.
+ */
+function missDraws(model: ModelProfile, gold: GoldEntry | null, modelName: string, seed: number | undefined): ((step: number, own: number) => number) | null {
+  const rho = model.miss_correlation ?? 0;
+  if (rho === 0 || !gold) return null;
+  return (step, own) => (createRng(['miss-copy', modelName, seed ?? null, gold.id, step]).chance(rho) ? createRng(['miss-shared', gold.id, step]).next() : own);
+}
+
 export const phase1Task: SimTask = {
   name: 'phase1',
   // Exactly the Phase 1 blocks: a prompt with any other block belongs to another task.
   detect: (b) => blocksAre(b, [BLOCK.trace], PHASE1_BLOCKS),
-  run({ model, steps, gold, rng }) {
+  run({ request, modelName, model, steps, gold, rng }) {
     const errors = goldSet(gold);
+    const shared = missDraws(model, gold, modelName, request.seed);
     // One draw per step, always, so a step's fate does not depend on its neighbours' gold.
     const flagged: Array<{ step: number; impact: Impact }> = [];
     for (let s = 1; s <= steps.length; s++) {
       const isTrue = errors.has(s);
-      if (rng.next() < (isTrue ? model.recall : model.false_positive_rate)) flagged.push({ step: s, impact: severity(rng, model, isTrue) });
+      const own = rng.next();
+      const u = isTrue && shared ? shared(s, own) : own;
+      if (u < (isTrue ? model.recall : model.false_positive_rate)) flagged.push({ step: s, impact: severity(rng, model, isTrue) });
     }
     const negatives: Record<string, unknown>[] = [];
     const notes: string[] = [];

@@ -23,8 +23,8 @@ interface Intended {
 /** Tables changed on purpose since the reference; every other part must be byte-identical. */
 const INTENDED: Record<string, Intended> = {
   verdicts: {
-    why: 'issue 13: `n_dissent` added; `cost_usd` null (not 0) for a record that used an unpriced model (this config prices none)',
-    asReference: ({ n_dissent: _n, ...r }) => ({ ...r, cost_usd: r.cost_usd ?? 0 }),
+    why: 'issue 13: `n_dissent` added; `cost_usd` null (not 0) for a record that used an unpriced model (this config prices none); issue 16: `phase1_seats` and `escalations` added, null without a cascade (a non-null value stays in the row and fails the comparison)',
+    asReference: ({ n_dissent: _n, phase1_seats, escalations, ...r }) => ({ ...r, cost_usd: r.cost_usd ?? 0, ...(phase1_seats === null && escalations === null ? {} : { phase1_seats, escalations }) }),
   },
   steps: {
     why: 'issue 18: `label` nullable, null (not false) on the steps of a record without a verdict',

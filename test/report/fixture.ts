@@ -37,7 +37,7 @@ export async function writeOverlapRun(out: string, generator: string, n = 60): P
       });
     }
     verdicts.push({
-      record_id: id, mode: 'consolidation', jurors_total: 3, jurors_ok: failed ? 1 : 3, n_steps: nSteps, n_defects: k, max_impact: null, confidence: 1, n_dissent: 0,
+      record_id: id, mode: 'consolidation', jurors_total: 3, jurors_ok: failed ? 1 : 3, phase1_seats: null, escalations: null, n_steps: nSteps, n_defects: k, max_impact: null, confidence: 1, n_dissent: 0,
       termination_reason: 'not_applicable', rounds: 0, degraded: failed, degraded_reason: null, error: failed ? 'too few jurors succeeded' : null,
       tokens_in: 0, tokens_out: 0, cost_usd: 0, latency_ms: 0, prompt_hash: 'p', config_hash: 'c', source: 'file', source_unit: 'fixture', source_offset: i,
       meta: JSON.stringify({ generator, final_answer_correct: rng.chance(0.5) }),

@@ -59,6 +59,9 @@ export function verdictRows(n: number, seed = 1, source = 'kafka'): VerdictRow[]
     mode: pick(r, JURY_MODES),
     jurors_total: 3,
     jurors_ok: i % 11 === 0 ? 2 : 3,
+    // Index-derived (no rng draw), so the other columns keep their values.
+    phase1_seats: i % 3 === 0 ? null : 2 + (i % 2),
+    escalations: i % 3 === 0 ? null : i % 2 === 1 ? [`after 2 seats: disagree_step, fatal -> jury-${i % 7}`] : [],
     n_steps: 1 + (i % 40),
     n_defects: i % 5,
     max_impact: i % 5 === 0 ? null : pick(r, IMPACTS),

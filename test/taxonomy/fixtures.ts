@@ -11,7 +11,7 @@ export const GENERATORS = ['gen-alpha', 'gen-beta', 'gen-gamma'] as const;
 
 function verdictRow(recordId: string, offset: number, nSteps: number, nDefects: number, generator: string): VerdictRow {
   return {
-    record_id: recordId, mode: 'consolidation', jurors_total: 3, jurors_ok: 3, n_steps: nSteps, n_defects: nDefects, max_impact: null,
+    record_id: recordId, mode: 'consolidation', jurors_total: 3, jurors_ok: 3, phase1_seats: null, escalations: null, n_steps: nSteps, n_defects: nDefects, max_impact: null,
     confidence: 1, n_dissent: 0, termination_reason: 'not_applicable', rounds: 0, degraded: false, degraded_reason: null, error: null,
     tokens_in: 0, tokens_out: 0, cost_usd: 0, latency_ms: 0, prompt_hash: 'p', config_hash: 'c', source: 'file', source_unit: 'fixture', source_offset: offset,
     meta: JSON.stringify({ generator }),
