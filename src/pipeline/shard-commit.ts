@@ -36,6 +36,9 @@ export const SHARD_SCHEMA_VERSION = '1';
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** Tables only some runs fill (repairs: with `repair:` on); they get zero-row parts only when a caller's `off` leaves them out. */
+const DEFAULT_OFF: readonly ShardTableName[] = ['repairs'];
+
 export interface CommitterOptions {
   /** Formats written per table; default ['parquet']. */
   formats?: readonly ShardFormat[];
@@ -47,7 +50,11 @@ export interface CommitterOptions {
    * a committed range has a part and a folder glob never finds nothing.
    */
   writeEmpty?: boolean;
-  /** Tables switched off for this run (verdict_details when not asked for): no zero-row part for them. */
+  /**
+   * Tables switched off for this run (verdict_details when not asked for, repairs when repair is
+   * off): no zero-row part for them. Absent: DEFAULT_OFF, so a committer that is not told about
+   * repair writes the tables it always wrote.
+   */
   off?: readonly ShardTableName[];
   now?: () => Date;
 }
@@ -237,7 +244,7 @@ export class ShardCommitter {
     const recordIds = new Set<string>();
     for (const table of SHARD_TABLE_NAMES) {
       const rows = req.tables[table] ?? [];
-      if (rows.length === 0 && (!(this.opts.writeEmpty ?? true) || this.opts.off?.includes(table))) continue;
+      if (rows.length === 0 && (!(this.opts.writeEmpty ?? true) || (this.opts.off ?? DEFAULT_OFF).includes(table))) continue;
       // One key only: more would make parquet-wasm's output bytes vary (see ParquetOptions).
       const metadata = { reasoning_jury: JSON.stringify({ table, schema_version: SHARD_SCHEMA_VERSION }) };
       const arrow = buildTable(SHARD_TABLES[table], rows, { metadata });

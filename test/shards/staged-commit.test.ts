@@ -81,7 +81,7 @@ describe.each(stores)('staged range commit on a %s store', (_kind, open) => {
     const { manifest } = await committer.commit(req('a+0', 'a+9'));
     expect(await verifyCommitted(store, manifest)).toEqual([]);
     expect((await dataFiles(store)).sort()).toEqual(manifest.files.map((f) => f.key).sort());
-    expect(manifest.files).toHaveLength(12); // 6 tables x 2 formats
+    expect(manifest.files).toHaveLength(14); // 7 tables (repairs included) x 2 formats
     expect(await store.list('_staging/')).toEqual([]);
     expect(await readCommittedRows(store, 'verdicts')).toEqual(allTables(1).verdicts);
   });
@@ -136,8 +136,8 @@ describe('what staging costs on the S3 server', () => {
           times[name]!.push(performance.now() - t0);
         }
       }
-      expect(staged.stats.copies).toBe(30); // 5 ranges x 6 tables: one copy and one delete per part
-      expect(staged.stats.deletes).toBe(30);
+      expect(staged.stats.copies).toBe(35); // 5 ranges x 7 tables: one copy and one delete per part
+      expect(staged.stats.deletes).toBe(35);
       const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!.toFixed(1);
       console.log(`[staging cost] S3 range commit of 6 parts: median ${median(times.staged!)} ms staged vs ${median(times.direct!)} ms direct; requests staged ${JSON.stringify(staged.stats)} direct ${JSON.stringify(direct.stats)}`);
       for (const st of [staged, directView]) expect((await listCommitted(st)).length).toBe(5);
