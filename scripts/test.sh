@@ -1,13 +1,30 @@
 #!/usr/bin/env bash
 # The whole test suite, with the services it needs: `npm test` (and .ci/run) call this.
-#   build + type-check  ->  folder rules  ->  function size  ->  Python venv for interop checks  ->  Kafka + S3 on 127.0.0.1  ->  vitest
+#   (Kafka + S3 and the Python venv start in the background)  build + type-check  ->  folder rules  ->  function size  ->  vitest
 # Extra arguments go to vitest (e.g. `npm test -- test/jury`).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+# The services and the venv need none of the build: they start in the background while the
+# compiler runs, and the two type-checks run side by side (one core each). Their output is
+# kept in files and printed in order, so the log reads as if they ran one after the other.
+work="$(mktemp -d)"
+services_env="$work/services.env"
+( infra/services.sh start >"$services_env" 2>"$work/services.log" ) &
+services_pid=$!
+( bash scripts/pyenv.sh >"$work/pyenv.out" 2>"$work/pyenv.log" ) &
+pyenv_pid=$!
+# Stop only what this run started (services.sh keeps pid files for its own processes); also
+# when the build fails while the services are still coming up.
+trap 'wait "$services_pid" 2>/dev/null || true; infra/services.sh stop >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+
 echo "== build and type-check"
-npx tsc -p tsconfig.json
-npx tsc -p tsconfig.test.json
+npx tsc -p tsconfig.json &
+build_pid=$!
+npx tsc -p tsconfig.test.json &
+check_pid=$!
+wait "$build_pid"
+wait "$check_pid"
 
 echo "== folder rules (dependency-cruiser; .dependency-cruiser.cjs, docs/architecture.md)"
 # Exits non-zero on any violation, which stops the suite here (set -e).
@@ -17,19 +34,21 @@ echo "== function size (biome: no function body over 80 lines in src/, connector
 npm run --silent lint:size
 
 echo "== python venv (pyarrow, duckdb) for shard interop tests"
-PYENV_PYTHON="$(bash scripts/pyenv.sh)"
-echo "   $PYENV_PYTHON"
+status=0
+wait "$pyenv_pid" || status=$?
+cat "$work/pyenv.log" >&2
+[ "$status" = 0 ] || { echo "scripts/pyenv.sh failed (exit $status)" >&2; exit "$status"; }
+echo "   $(cat "$work/pyenv.out")"
 
 echo "== local services (Kafka, S3)"
-services_env="$(infra/services.sh start)"
-eval "$services_env"
-# Stop only what this run started (services.sh keeps pid files for its own processes).
-trap 'infra/services.sh stop >/dev/null 2>&1 || true' EXIT
+wait "$services_pid" || status=$?
+cat "$work/services.log" >&2
+[ "$status" = 0 ] || { echo "infra/services.sh start failed (exit $status)" >&2; exit "$status"; }
+eval "$(cat "$services_env")"
 echo "   KAFKA_BROKERS=$KAFKA_BROKERS S3_ENDPOINT=$S3_ENDPOINT"
 
 echo "== tests"
-report="$(mktemp)"
-status=0
+report="$work/vitest.json"
 RJ_SKIP_BUILD=1 npx vitest run --reporter=default --reporter=json --outputFile.json="$report" "$@" || status=$?
 # One plain closing line that any CI reader understands.
 node -e '
@@ -37,5 +56,4 @@ node -e '
   const skipped = r.numPendingTests + r.numTodoTests;
   console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${skipped} skipped`);
 ' "$report" || true
-rm -f "$report"
 exit "$status"
