@@ -83,6 +83,7 @@ describe('eval repair derives the originals from the output', () => {
     writeFileSync(noRef, YAML.stringify({ ...raw, input: { mapping: { problem_id: 'prob' } } }));
     const blind = await evalJson([out, '-c', noRef]);
     expect(blind.originals).toMatchObject({ from: 'corpus', records: N, no_reference: N });
+    expect(blind.notes.join('\n')).toMatch(/None of the 150 original records has a reference answer under this input.mapping/);
   }, LONG_TEST_MS);
 
   it('repair run over shards: --judged gives the corpus; an output without a corpus says so', async () => {

@@ -64,6 +64,7 @@ export function analyzeRepairs(rows: readonly RepairRow[], originals: readonly O
   const given = source.from === 'file' ? '--originals' : 'the corpus';
   if (corpus?.conflicts) notes.push(`${corpus.conflicts} record(s) have another original correctness in ${given} than in the repairs rows; the rows' value was used.`);
   const summary = originals ? { ...source, records: originals.length, no_reference: originals.filter((o) => o.correct === null).length } : null;
+  if (summary && summary.records > 0 && summary.no_reference === summary.records) notes.push(`None of the ${summary.records} original records has a reference answer${source.from === 'corpus' ? ' under this input.mapping (give -c with the config the output was judged with: input.mapping.reference_answer)' : ''}.`);
   return {
     settings: { ...opts, compare: pair, bootstrap_unit: 'problem_id' },
     rows: rows.length,
