@@ -403,12 +403,12 @@ export const JuryConfig = z
       .number()
       .positive()
       .optional()
-      .describe('Spending cap of the run, in USD of `prices`, counted over the whole output (cumulative across resumes): the cost recorded on its committed verdicts (each range\'s manifest keeps the sum) plus what this invocation has judged. Once reached, no new record is read; records in flight finish, their ranges commit, and the summary says why. Raise it and run the same command again to continue. Calls of unpriced models count 0; taxonomy calls are not counted. `--budget-usd` overrides it (operational, not in config_hash).'),
+      .describe('Spending cap of the run, in USD of `prices`, counted over the whole output (cumulative across resumes): the cost recorded on its committed verdicts and `repairs` rows (retries and their re-judging; each range\'s manifest keeps the sum) plus what this invocation has judged and retried. Once reached, no new record is read; records in flight finish, their ranges commit, and the summary says why. Raise it and run the same command again to continue. Calls of unpriced models count 0; taxonomy calls are not counted. `--budget-usd` overrides it (operational, not in config_hash).'),
     budget_tokens: z
       .int()
       .positive()
       .optional()
-      .describe('Token cap of the run (tokens in + out of the jury\'s calls, cached replies included), counted like `budget_usd`: over the whole output, across resumes. `--budget-tokens` overrides it (operational, not in config_hash).'),
+      .describe('Token cap of the run (tokens in + out of the jury\'s calls and of `repair`\'s retries and re-judging, cached replies included), counted like `budget_usd`: over the whole output, across resumes. `--budget-tokens` overrides it (operational, not in config_hash).'),
     phase1_timeout_ms: z.int().positive().default(600_000).describe('Wall-clock ceiling on each Phase 1 juror of a record (App. F); time its call waits in our own queue (`max_concurrency`, `requests_per_second`) and time an endpoint spends down do not count.'),
     max_outage_ms: z
       .int()

@@ -362,8 +362,9 @@ export const ManifestRange = z.object({
    */
   content_sha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
   /**
-   * Summed usage of the range's verdicts (tokens_in, tokens_out, cost_usd of priced calls): what
-   * `budget_usd` / `budget_tokens` count a resumed run's earlier spend from. Absent in older manifests.
+   * Summed usage of the range's verdicts and `repairs` rows (retries and their re-judging):
+   * tokens_in, tokens_out, cost_usd of priced calls; what `budget_usd` / `budget_tokens` count a
+   * resumed run's earlier spend from. Absent in older manifests; older manifests of runs with repair on sum the verdicts only.
    */
   usage: z.object({ tokens_in: z.int().nonnegative(), tokens_out: z.int().nonnegative(), cost_usd: z.number().nonnegative() }).optional(),
   /** later copies of a record_id dropped unjudged under `input.duplicate_ids: keep_first` */

@@ -3,7 +3,10 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { REPAIR_CONDITIONS, type RepairCondition, type RepairRow } from '../../schemas/repair.js';
 import { isS3Url, openOutput } from '../compose/io.js';
-import { analyzeRepairs, DEFAULT_REPAIR_ANALYSIS, type RepairAnalysisOptions } from '../eval/repair/analyze.js';
+import type { OriginalRecord } from '../eval/repair/accuracy.js';
+import { analyzeRepairs, DEFAULT_REPAIR_ANALYSIS, type OriginalsSource, type RepairAnalysisOptions } from '../eval/repair/analyze.js';
+import { corpusOriginals } from '../eval/repair/originals.js';
+import { defaultConfig, loadConfigFile } from '../config/load.js';
 import { ATTEMPT_POLICIES, type AttemptPolicy } from '../eval/repair/outcomes.js';
 import { committedRepairRows, committedSeverities, readOriginals, RepairReadError, repairRowsFromFile } from '../eval/repair/read.js';
 import { subgateRows } from '../eval/repair/subgate.js';
@@ -12,6 +15,8 @@ import { renderRepairMarkdown } from '../eval/repair/render.js';
 import { UsageError } from './io.js';
 
 interface EvalRepairOptions {
+  /** `eval`'s own -c (commander gives it to the parent): the config the output was judged with */
+  config?: string;
   originals?: string;
   subgate?: string;
   judged?: string;
@@ -31,9 +36,14 @@ const HELP = `
 .parquet or .arrow file of repairs rows is read as it is.
 
 Transitions count retried records with a reference answer whose retry ran (a retry that failed
-for good is listed as failed and keeps the original answer). Corpus accuracy needs --originals,
-a JSONL file with one {"record_id", "problem_id"?, "correct"} line per corpus record, because
-the repairs table only holds retried records. The paired comparison (a − b) uses the records
+for good is listed as failed and keeps the original answer). Corpus accuracy needs the original
+correctness of every corpus record, retried or not (the repairs table only holds retried ones).
+Without --originals it is derived from the committed corpus of the judged output (--judged,
+default <out>): each record mapped again with input.mapping of -c (the config the output was
+judged with; default: the embedded one) and its answer extracted and compared with its
+reference under repair.answer exactly as the repair step does. --originals, a JSONL file with
+one {"record_id", "problem_id"?, "correct"} line per corpus record, overrides that. The report
+says where the originals came from and how many had no reference. The paired comparison (a − b) uses the records
 retried under both conditions: exact McNemar on the discordant records, and a percentile
 bootstrap that resamples problem_ids with all their records. --subgate evaluates a stricter
 gate on the retries of the rows' gate (the fatal-only gate of Table 14 reuses the any-defect
@@ -41,7 +51,8 @@ retries) by the highest severity of each record's committed verdict. docs/repair
 the definitions.
 
 Examples:
-  reasoning-jury eval repair out/                                   # Markdown on stdout
+  reasoning-jury eval repair out/ -c jury.yaml                      # Markdown on stdout; originals from out/'s corpus
+  reasoning-jury eval repair repaired/ -c jury.yaml --judged out/   # repairs of \`repair run\`, corpus of the judged output
   reasoning-jury eval repair out/ --originals originals.jsonl --format json > repair.json
   reasoning-jury eval repair out/ --attempts any --compare full,steps --boot-resamples 2000
   reasoning-jury eval repair out/ --originals originals.jsonl --subgate fatal   # Table 14's fatal-only gate`;
@@ -65,6 +76,30 @@ function analysisOptions(o: EvalRepairOptions): RepairAnalysisOptions {
     seed: wholeNumber(o.bootSeed, '--boot-seed', 0),
     level,
   };
+}
+
+interface Originals {
+  records: OriginalRecord[] | null;
+  source: OriginalsSource;
+  missing?: string;
+}
+
+/** --originals when given, else derived from the committed corpus of the judged output. */
+async function originalsOf(opts: EvalRepairOptions, judged: string): Promise<Originals> {
+  if (opts.originals) {
+    const path = resolve(opts.originals);
+    return { records: readOriginals(path), source: { from: 'file', location: path } };
+  }
+  if (/\.(parquet|arrow)$/.test(judged) && !isS3Url(judged) && existsSync(judged) && statSync(judged).isFile()) {
+    return { records: null, source: { from: 'corpus', location: judged }, missing: 'a single repairs file has no corpus (give --judged <out> or --originals)' };
+  }
+  const { store, location } = await openOutput(judged, {}).catch((err: Error) => {
+    throw new UsageError(`--judged ${judged}: ${err.message}`);
+  });
+  const config = opts.config ? loadConfigFile(opts.config) : defaultConfig();
+  const got = await corpusOriginals(store, config);
+  if (got.parts === 0) return { records: null, source: { from: 'corpus', location }, missing: `${location} has no committed corpus (output.corpus off; give --originals)` };
+  return { records: got.originals, source: { from: 'corpus', location } };
 }
 
 /** --subgate: the rows again under each stricter gate, by the severities of the judged output's verdicts. */
@@ -97,9 +132,10 @@ async function runEvalRepair(out: string, opts: EvalRepairOptions): Promise<void
   try {
     const where = isS3Url(out) ? out : resolve(out);
     let rows = await readRows(where);
-    if (opts.subgate) rows = await withSubgates(rows, opts.subgate, opts.judged ?? where);
-    const originals = opts.originals ? readOriginals(resolve(opts.originals)) : null;
-    const analysis = analyzeRepairs(rows, originals, options);
+    const judged = opts.judged ? (isS3Url(opts.judged) ? opts.judged : resolve(opts.judged)) : where;
+    if (opts.subgate) rows = await withSubgates(rows, opts.subgate, judged);
+    const originals = await originalsOf(opts, judged);
+    const analysis = analyzeRepairs(rows, originals.records, options, originals.source, originals.missing);
     process.stdout.write(opts.format === 'json' ? `${JSON.stringify(analysis, null, 2)}\n` : renderRepairMarkdown(analysis));
   } catch (e) {
     throw e instanceof RepairReadError ? new UsageError(e.message) : e;
@@ -112,9 +148,9 @@ export function evalRepairCommand(): Command {
   return new Command('repair')
     .description('analyse defect-guided repair (App. N): transitions per condition, corpus accuracy under each gate, paired comparison of two conditions')
     .argument('<out>', 'output holding a committed repairs table (folder or s3://), or one .parquet/.arrow file of repairs rows')
-    .option('--originals <file>', 'JSONL of {record_id, problem_id?, correct} for every corpus record: enables corpus accuracy')
+    .option('--originals <file>', 'JSONL of {record_id, problem_id?, correct} for every corpus record (default: derived from the judged output\'s corpus with -c\'s input.mapping and repair.answer)')
     .option('--subgate <impacts>', 'also evaluate stricter gates on the same retries: e.g. fatal adds gate <gate>/fatal, the records whose verdict has a fatal defect (comma-separated minor, major, fatal)')
-    .option('--judged <out>', 'output whose committed verdicts --subgate reads (default: <out>)')
+    .option('--judged <out>', 'judged output whose committed corpus gives the originals and whose verdicts --subgate reads (default: <out>)')
     .option('--attempts <policy>', 'first: the lowest attempt of each record and condition; any: right when any attempt is right', d.attempts)
     .option('--compare <a,b>', 'conditions compared, a − b', 'full,steps')
     .option('--boot-resamples <n>', 'bootstrap resamples (problem level)', String(d.resamples))
@@ -122,5 +158,5 @@ export function evalRepairCommand(): Command {
     .option('--level <p>', 'coverage of every interval', String(d.level))
     .option('--format <format>', 'markdown | json', 'markdown')
     .addHelpText('after', HELP)
-    .action(runEvalRepair);
+    .action((out: string, opts: EvalRepairOptions, cmd: Command) => runEvalRepair(out, { ...opts, config: (cmd.optsWithGlobals() as { config?: string }).config }));
 }

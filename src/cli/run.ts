@@ -141,8 +141,8 @@ store is still down after that, run stops with one line naming the range and the
 and exits 1; nothing uncommitted is visible, and the same command resumes where it stopped.
 
 Budgets (--budget-usd, --budget-tokens, or budget_usd / budget_tokens in the config) count the
-usage recorded on the output's verdicts: committed ranges of earlier runs (their manifests keep
-the sums) plus what this run judges. Once a cap is reached no new record is read; the records in
+usage recorded on the output's verdicts and repairs rows (retries and re-judging cost too):
+committed ranges of earlier runs (their manifests keep the sums) plus what this run judges. Once a cap is reached no new record is read; the records in
 flight finish and their ranges commit, so the output can pass the cap by what was in flight (at
 most --concurrency records). The summary says which cap stopped it; raise the cap and run the
 same command again to judge the rest. Estimate first with \`reasoning-jury estimate\`.

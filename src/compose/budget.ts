@@ -3,9 +3,10 @@
  * reading records the way SIGTERM does (in-flight records finish, their ranges commit).
  *
  * The spend is cumulative over the output, so a cap means the same thing however often the run
- * is resumed: the usage recorded on already committed verdicts (each manifest's `range.usage`)
+ * is resumed: the usage recorded on already committed verdicts and repairs rows (each manifest's `range.usage`)
  * plus the usage of the records this invocation has judged. Both count a record's verdict
- * usage (cached replies included), so every committed record is counted exactly once.
+ * usage and the usage of its `repairs` rows (the generator's retries and, with `repair.rejudge`,
+ * their re-judging; cached replies included), so every committed record is counted exactly once.
  */
 import type { CommittedSpend } from './resume.js';
 

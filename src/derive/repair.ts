@@ -1,5 +1,6 @@
 import type { FilterPolicy, RepairAnswerConfig, RepairConfig } from '../../schemas/config.js';
 import type { AnswerSource } from '../../schemas/repair.js';
+import type { TraceRecord } from '../../schemas/trace.js';
 import { type DecisionFacts, decideFacts } from './decision.js';
 
 /**
@@ -100,4 +101,19 @@ export function answersMatch(answer: string | null, reference: string | null | u
     return Math.abs(a - r) <= 1e-9 * Math.max(1, Math.abs(r));
   }
   return kind === 'choice' ? foldChoice(answer) === foldChoice(reference) : foldText(answer) === foldText(reference);
+}
+
+/** The original trace's final answer: its final response when it has one, else the trace's last steps. */
+export function originalText(record: Pick<TraceRecord, 'final_solution' | 'trace' | 'steps'>): string {
+  return record.final_solution?.trim() || record.trace || (record.steps ?? []).join('\n\n');
+}
+
+/**
+ * The original answer of a record and whether it equals its reference: what the repair step
+ * writes as `original_answer` / `original_correct`, and what `eval repair` derives for every
+ * corpus record when no --originals file is given (one definition for both).
+ */
+export function originalOutcome(record: Pick<TraceRecord, 'final_solution' | 'trace' | 'steps' | 'reference_answer'>, kind: RepairAnswerConfig['kind']): { answer: string | null; correct: boolean | null } {
+  const answer = extractAnswer(originalText(record), null).answer;
+  return { answer, correct: answersMatch(answer, record.reference_answer ?? null, kind) };
 }

@@ -142,14 +142,16 @@ export class RangeWriter {
     return { ...(this.content ? { content_sha256: this.content.copy().digest('hex') } : {}), ...(dups.length ? { duplicates: dups } : {}), usage: this.usage() };
   }
 
-  /** The verdicts' summed usage: a resumed run's budget counts earlier spend from it. */
+  /** The summed usage of the verdicts and repairs rows: a resumed run's budget counts earlier spend from it. */
   private usage(): NonNullable<ManifestRange['usage']> {
     const u = { tokens_in: 0, tokens_out: 0, cost_usd: 0 };
     // In offset order: a float sum in finish order would differ between two runs of one range.
-    for (const [, { verdict: v }] of [...this.judged.entries()].sort((a, b) => a[0] - b[0])) {
-      u.tokens_in += v.tokens_in;
-      u.tokens_out += v.tokens_out;
-      u.cost_usd += v.cost_usd ?? 0;
+    for (const [, { verdict: v, repairs }] of [...this.judged.entries()].sort((a, b) => a[0] - b[0])) {
+      for (const x of [v, ...(repairs ?? [])]) {
+        u.tokens_in += x.tokens_in;
+        u.tokens_out += x.tokens_out;
+        u.cost_usd += x.cost_usd ?? 0;
+      }
     }
     return u;
   }

@@ -107,6 +107,7 @@ export interface StageCounters {
   duplicates_dropped: number;
   /** committed ranges retracted because their input changed (input.on_changed_input: rejudge) */
   ranges_retracted: number;
+  /** tokens and cost of the judged records' verdicts and repairs rows (retries, re-judging) */
   tokens_in: number;
   tokens_out: number;
   /** priced calls only: see unpriced_records */
@@ -138,10 +139,12 @@ export function countRecord(c: StageCounters, env: Envelope): void {
   if (v.error) c.no_verdict += 1;
   else if (v.degraded) c.degraded += 1;
   else c.clean += 1;
-  c.tokens_in += row.tokens_in;
-  c.tokens_out += row.tokens_out;
-  c.cost_usd += row.cost_usd ?? 0;
-  if (row.cost_usd === null) c.unpriced_records += 1;
+  // The record's spend: its verdict and its repairs rows (retries and their re-judging).
+  const repairs = env.rows!.repairs ?? [];
+  c.tokens_in += row.tokens_in + repairs.reduce((a, r) => a + r.tokens_in, 0);
+  c.tokens_out += row.tokens_out + repairs.reduce((a, r) => a + r.tokens_out, 0);
+  c.cost_usd += (row.cost_usd ?? 0) + repairs.reduce((a, r) => a + (r.cost_usd ?? 0), 0);
+  if (row.cost_usd === null || repairs.some((r) => r.cost_usd === null)) c.unpriced_records += 1;
 }
 
 export function countRange(c: StageCounters, outcome: RangeOutcome, records: number): void {

@@ -108,6 +108,47 @@ describe('budgets', () => {
     expect(first.counters.records_committed + rest.counters.records_committed).toBe(30);
   }, LONG_TEST_MS);
 
+  it('repair spend counts: a repair-heavy run stops on a cap its verdicts alone never reach, and a resume reads the retries back from the manifests', async () => {
+    const dir = tempDir('budget-repair');
+    const records = syntheticRecords(N, { seed: 11 }).map((r, i) => ({ ...r, answer: i % 2 ? /(\d+)\s*$/.exec(r.final_solution!)![1]! : '1001' }));
+    const input = writeJsonl(join(dir, 'in.jsonl'), records);
+    const config = pricedConfig(dir, {
+      mode: 'single',
+      jurors: [{ id: 'jury-0', endpoint: 'sim', model: 'sim-juror-a' }],
+      input: { mapping: { reference_answer: 'answer' } },
+      repair: { generator: { id: 'gen', endpoint: 'sim', model: 'sim-generator' }, attempts: 3 },
+    });
+    const ref = await run(config, input, join(dir, 'ref'));
+    const refStore = new LocalObjectStore(join(dir, 'ref'));
+    const tokensOf = (rows: Array<Record<string, unknown>>) => sum(rows.map((r) => (r.tokens_in as number) + (r.tokens_out as number)));
+    const verdictTokens = tokensOf(await readCommittedRows(refStore, 'verdicts'));
+    const repairTokens = tokensOf(await readCommittedRows(refStore, 'repairs'));
+    const total = ref.counters.tokens_in + ref.counters.tokens_out;
+    expect(repairTokens).toBeGreaterThan(verdictTokens); // repair-heavy
+    expect(total).toBe(verdictTokens + repairTokens); // the counters count the retries
+    expect(sum((await ranges(join(dir, 'ref'))).map((r) => r.tokens))).toBe(total); // and so do the manifests
+
+    // Above what every verdict of the input costs together, below what the run costs with its retries.
+    const cap = Math.round(verdictTokens + repairTokens / 2);
+    const out = join(dir, 'out');
+    const first = await run(config, input, out, { budgetTokens: cap });
+    expect(first.budget).toMatch(/^budget_tokens \d+ reached/);
+    const committed = sum((await ranges(out)).map((r) => r.records));
+    expect(committed).toBeLessThan(N);
+    expect(first.counters.dead_letters).toBe(0);
+    expect(sum((await ranges(out)).map((r) => r.tokens))).toBeGreaterThanOrEqual(cap);
+
+    // Resumed with the same cap: the committed ranges' retries are spend already, nothing more is read.
+    const again = await run(config, input, out, { budgetTokens: cap });
+    expect(again.budget).toMatch(/reached: \d+ tokens spent \(\d+ by committed ranges of earlier runs, 0 by this one\)/);
+    expect(again.counters.read).toBe(0);
+
+    const rest = await run(config, input, out, { budgetTokens: total * 10 });
+    expect(rest.budget).toBeUndefined();
+    expect(first.counters.records_committed + rest.counters.records_committed).toBe(N);
+    expect(sum((await ranges(out)).map((r) => r.tokens))).toBe(total);
+  }, LONG_TEST_MS);
+
   it('run --budget-tokens: the summary says which cap stopped it and how to go on; a bad value is refused', async () => {
     const dir = tempDir('budget-cli');
     const config = pricedConfig(dir);

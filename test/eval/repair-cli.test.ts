@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MANIFEST_TABLE_NAMES, SHARD_TABLE_NAMES } from '../../schemas/outputs.js';
+import { SHARD_TABLE_NAMES } from '../../schemas/outputs.js';
 import { RepairRow } from '../../schemas/repair.js';
 import { buildTable } from '../../src/pipeline/arrow-schema.js';
 import { LocalObjectStore } from '../../src/pipeline/object-store.js';
@@ -22,7 +22,8 @@ writeFileSync(originals, HAND_ORIGINALS.map((o) => JSON.stringify(o)).join('\n')
 const OPTS = { ...DEFAULT_REPAIR_ANALYSIS, resamples: 400, seed: 9 };
 const FLAGS = ['--originals', originals, '--boot-resamples', '400', '--boot-seed', '9', '--format', 'json'];
 /** What the CLI must print: the analysis of the same rows in-process (JSON drops NaN to null, as the CLI's output does). */
-const expected = (): RepairAnalysis => JSON.parse(JSON.stringify(analyzeRepairs(handRows(), HAND_ORIGINALS, OPTS))) as RepairAnalysis;
+const FROM_FILE = { from: 'file', location: originals } as const;
+const expected = (): RepairAnalysis => JSON.parse(JSON.stringify(analyzeRepairs(handRows(), HAND_ORIGINALS, OPTS, FROM_FILE))) as RepairAnalysis;
 
 describe('reasoning-jury eval repair', () => {
   it('reads a Parquet file of repairs rows written with the shard writer and prints the analysis', async () => {
@@ -33,6 +34,7 @@ describe('reasoning-jury eval repair', () => {
     expect(r.code).toBe(0);
     const got = JSON.parse(r.stdout) as RepairAnalysis;
     expect(got).toEqual(expected());
+    expect(got.originals).toEqual({ ...FROM_FILE, records: HAND_ORIGINALS.length, no_reference: HAND_ORIGINALS.filter((o) => o.correct === null).length });
     expect(got.transitions.map((t) => [t.condition, t.fixed, t.regressed, t.net])).toEqual([['steps', 1, 1, 0], ['full', 2, 1, 1]]);
     const md = await runCli(['eval', 'repair', file, '--originals', originals, '--boot-resamples', '400']);
     expect(md.code).toBe(0);
@@ -46,7 +48,7 @@ describe('reasoning-jury eval repair', () => {
     const r = await runCli(['eval', 'repair', file, ...FLAGS, '--attempts', 'any']);
     expect(r.code).toBe(0);
     const got = JSON.parse(r.stdout) as RepairAnalysis;
-    expect(got).toEqual(JSON.parse(JSON.stringify(analyzeRepairs(handRows(), HAND_ORIGINALS, { ...OPTS, attempts: 'any' }))));
+    expect(got).toEqual(JSON.parse(JSON.stringify(analyzeRepairs(handRows(), HAND_ORIGINALS, { ...OPTS, attempts: 'any' }, FROM_FILE))));
     expect(got.transitions[0]).toMatchObject({ condition: 'steps', fixed: 2 });
   });
 
@@ -81,16 +83,13 @@ describe('reasoning-jury eval repair', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const rows = handRows();
-    expect(JSON.parse(r.stdout)).toEqual(JSON.parse(JSON.stringify(analyzeRepairs([...rows, ...subgateRows(rows, HAND_SEVERITY, 'fatal')], HAND_ORIGINALS, OPTS))));
+    expect(JSON.parse(r.stdout)).toEqual(JSON.parse(JSON.stringify(analyzeRepairs([...rows, ...subgateRows(rows, HAND_SEVERITY, 'fatal')], HAND_ORIGINALS, OPTS, FROM_FILE))));
     const noVerdicts = await runCli(['eval', 'repair', join(tmp, 'repairs.parquet'), '--subgate', 'fatal']);
     expect(noVerdicts.code).toBe(2);
     expect(noVerdicts.stderr).toContain('has no committed verdicts');
   });
 
-  // The repairs table is registered in schemas/outputs.ts by the repair step (branch i15-repair);
-  // until then no manifest may list it, and this test waits for it.
-  const registered = (MANIFEST_TABLE_NAMES as readonly string[]).includes('repairs');
-  it.skipIf(!registered)('reads the committed repairs table of an output through its manifests (two ranges)', async () => {
+  it('reads the committed repairs table of an output through its manifests (two ranges)', async () => {
     const out = join(tmp, 'repaired');
     mkdirSync(out);
     const committer = new ShardCommitter(new LocalObjectStore(out));

@@ -17,9 +17,11 @@ function transitions(a: RepairAnalysis): string {
 
 function corpus(a: RepairAnalysis): string {
   const c = a.corpus;
-  if (!c) return '_Not computed: give --originals._';
+  if (!c) return '_Not computed (see the notes): give --originals, or an output with its corpus._';
+  const o = a.originals;
+  const from = o ? `Original correctness ${o.from === 'file' ? `from --originals ${o.location}` : `derived from the corpus of ${o.location} (the repair step's extraction and comparison)`}: ${o.records} records, ${o.no_reference} without a reference answer.\n\n` : '';
   const rows = [['(none)', 'original', '0', '0.0%', est(c.before), '–'], ...c.gates.map((g) => [g.gate, g.condition, String(g.retried), pct(g.retried_share), est(g.after), est(g.delta, pp)])];
-  return `${c.records} records with a reference over ${c.problems} problems (${c.no_reference} without one, left out).\n\n${markdownTable([['gate', 'condition', 'retried', 'share retried', 'corpus accuracy', 'Δ (pp)'], ...rows])}`;
+  return `${from}${c.records} records with a reference over ${c.problems} problems (${c.no_reference} without one, left out).\n\n${markdownTable([['gate', 'condition', 'retried', 'share retried', 'corpus accuracy', 'Δ (pp)'], ...rows])}`;
 }
 
 function comparisons(a: RepairAnalysis): string {

@@ -4,7 +4,7 @@ import type { RepairRow } from '../../../schemas/repair.js';
 import type { TraceRecord } from '../../../schemas/trace.js';
 import type { Verdict } from '../../../schemas/verdict.js';
 import { decide, factsOfRows } from '../../derive/decision.js';
-import { answersMatch, extractAnswer, repairGate } from '../../derive/repair.js';
+import { answersMatch, extractAnswer, originalOutcome, repairGate } from '../../derive/repair.js';
 import { totalCost, type DerivedRows } from '../../derive/rows.js';
 import { stepRows } from '../../derive/steps.js';
 import { judgeRecord, type JudgeInput, type JuryContext } from '../../jury/judge.js';
@@ -18,10 +18,7 @@ export function repairOn(config: Pick<JuryConfig, 'repair'>): RepairConfig | nul
   return config.repair?.enabled ? config.repair : null;
 }
 
-/** The original trace's final answer: its final response when it has one, else the trace's last steps. */
-export function originalText(record: Pick<TraceRecord, 'final_solution' | 'trace' | 'steps'>): string {
-  return record.final_solution?.trim() || record.trace || (record.steps ?? []).join('\n\n');
-}
+export { originalText } from '../../derive/repair.js';
 
 export type Rejudged = Pick<RepairRow, 'rejudged' | 'new_n_defects' | 'new_max_impact' | 'new_decision'> & { usage: Verdict['usage'] };
 
@@ -42,7 +39,7 @@ export function repairRow(args: { record: TraceRecord; repair: RepairConfig; gat
   const { record, repair, out } = args;
   const kind = repair.answer.kind;
   const reference = record.reference_answer ?? null;
-  const original = extractAnswer(originalText(record), null).answer;
+  const original = originalOutcome(record, kind);
   const extracted = out.text === null ? { answer: null, source: 'none' as const } : extractAnswer(out.text, out.finish_reason);
   const usage = [...out.usage, ...args.rejudged.usage];
   return {
@@ -58,8 +55,8 @@ export function repairRow(args: { record: TraceRecord; repair: RepairConfig; gat
     extracted_answer: extracted.answer,
     answer_source: extracted.source,
     reference_answer: reference,
-    original_answer: original,
-    original_correct: answersMatch(original, reference, kind),
+    original_answer: original.answer,
+    original_correct: original.correct,
     correct: answersMatch(extracted.answer, reference, kind),
     rejudged: args.rejudged.rejudged,
     new_n_defects: args.rejudged.new_n_defects,
