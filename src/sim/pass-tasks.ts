@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { parseStepRef } from '../../schemas/defect.js';
 import { BLOCK } from '../prompts/build.js';
-import { PASS_BLOCK } from '../prompts/passes.js';
+import { CLAIM_BLOCK, PASS_BLOCK } from '../prompts/passes.js';
+import { parseRenderedSteps } from '../prompts/frame.js';
 import { createRng, type Rng } from '../util/prng.js';
 import { renderJson } from './text.js';
 import type { ChatRequest } from '../llm/types.js';
@@ -110,4 +111,30 @@ export const arbiterTask = passTask(
   (i) => i.model.arbiter.fail_rate,
 );
 
-export const PASS_TASKS: readonly PassSimTask[] = [removalTask, arbiterTask];
+const norm = (s: string): string => s.toLowerCase().replace(/\s+/g, ' ').trim();
+const QUOTED = /"([^"]+)"|\u201c([^\u201d]+)\u201d/g;
+
+/** True when one of the claim's quoted spans is in a step the claim cites (whitespace and case aside). */
+export function claimGrounded(claim: string, steps: readonly string[]): boolean {
+  const refs = [...claim.matchAll(/\[STEP-(\d+)\]/gi)].map((m) => Number(m[1]));
+  const quotes = [...claim.matchAll(QUOTED)].map((m) => norm(m[1] ?? m[2] ?? '')).filter(Boolean);
+  return quotes.some((q) => refs.some((r) => steps[r - 1] !== undefined && norm(steps[r - 1]!).includes(q)));
+}
+
+/** The deliberation grounding checker: grounded or not, judged from the trace in the prompt, at the `grounding_checker` rates. */
+export const groundingCheckTask: PassSimTask = {
+  name: 'grounding-check',
+  detect: (b) => isPass(b, CLAIM_BLOCK),
+  streamKey: (b) => digest(b.get(CLAIM_BLOCK)),
+  run(input): TaskOutput {
+    const rates = input.model.grounding_checker;
+    const fail = failed(input.rng, input, rates.fail_rate);
+    const isTrue = claimGrounded(input.blocks.get(CLAIM_BLOCK) ?? '', parseRenderedSteps(input.blocks.get(BLOCK.trace) ?? ''));
+    const grounded = isTrue ? input.rng.chance(rates.accept_true) : !input.rng.chance(rates.reject_false);
+    const value = { grounded, reason: grounded ? 'The cited steps say what the claim quotes.' : 'The quoted words are not in the cited steps.' };
+    if (fail) return { kind: 'text', text: renderJson(input.rng, value, 'malformed_broken'), notes: ['Lost track of the format.'] };
+    return { kind: 'json', value, notes: [value.reason] };
+  },
+};
+
+export const PASS_TASKS: readonly PassSimTask[] = [removalTask, arbiterTask, groundingCheckTask];

@@ -106,6 +106,19 @@ export const ArbiterBehaviour = z
   .strict();
 export type ArbiterBehaviour = z.infer<typeof ArbiterBehaviour>;
 
+/** How a model behaves as the deliberation grounding checker (src/sim/pass-tasks.ts); a claim is grounded when one of its quotes is in a step it cites. */
+export const GroundingCheckerBehaviour = z
+  .object({
+    /** probability to call a grounded claim grounded */
+    accept_true: prob,
+    /** probability to call an ungrounded claim ungrounded */
+    reject_false: prob,
+    /** reply with broken JSON (a re-ask draws again) */
+    fail_rate: prob,
+  })
+  .strict();
+export type GroundingCheckerBehaviour = z.infer<typeof GroundingCheckerBehaviour>;
+
 /** A condition's rates as the generator of defect-guided repair (src/sim/repair-task.ts). */
 const RepairRates = z
   .object({
@@ -172,6 +185,7 @@ const modelShape = {
   deliberation: DeliberationBehaviour,
   removal: RemovalBehaviour,
   arbiter: ArbiterBehaviour,
+  grounding_checker: GroundingCheckerBehaviour,
   generator: GeneratorBehaviour,
 };
 
@@ -188,7 +202,7 @@ export type ModelProfile = z.infer<typeof ModelProfile>;
 
 /** What a file may say about one model: any subset of the fields. */
 export const ModelEntry = z
-  .object({ ...modelShape, consolidator: ConsolidatorBehaviour.partial(), deliberation: DeliberationBehaviour.partial(), removal: RemovalBehaviour.partial(), arbiter: ArbiterBehaviour.partial(), generator: z.object({ steps: RepairRates.partial(), full: RepairRates.partial(), words: z.int().nonnegative() }).partial().strict() })
+  .object({ ...modelShape, consolidator: ConsolidatorBehaviour.partial(), deliberation: DeliberationBehaviour.partial(), removal: RemovalBehaviour.partial(), arbiter: ArbiterBehaviour.partial(), grounding_checker: GroundingCheckerBehaviour.partial(), generator: z.object({ steps: RepairRates.partial(), full: RepairRates.partial(), words: z.int().nonnegative() }).partial().strict() })
   .partial()
   .strict();
 export type ModelEntry = z.infer<typeof ModelEntry>;
@@ -242,6 +256,7 @@ export const BASE_MODEL: ModelProfile = {
   },
   removal: { keep_true: 0.97, drop_false: 0.5, fail_rate: 0 },
   arbiter: { uphold_true: 0.85, reject_false: 0.7, fail_rate: 0 },
+  grounding_checker: { accept_true: 0.95, reject_false: 0.8, fail_rate: 0 },
   // the paper's observed rates (App. N.3, Table 13): anchors fix 39.2 %, rich feedback 48.7 %
   generator: { steps: { fix_rate: 0.392, regress_rate: 0.053 }, full: { fix_rate: 0.487, regress_rate: 0.036 }, words: 60 },
 };
@@ -264,9 +279,10 @@ function resolve(name: string, ...layers: (ModelEntry | undefined)[]): ModelProf
     const deliberation = { ...(merged.deliberation as object), ...(l.deliberation ?? {}) };
     const removal = { ...(merged.removal as object), ...(l.removal ?? {}) };
     const arbiter = { ...(merged.arbiter as object), ...(l.arbiter ?? {}) };
+    const grounding_checker = { ...(merged.grounding_checker as object), ...(l.grounding_checker ?? {}) };
     const g = merged.generator as GeneratorBehaviour;
     const generator = { ...g, ...(l.generator ?? {}), steps: { ...g.steps, ...(l.generator?.steps ?? {}) }, full: { ...g.full, ...(l.generator?.full ?? {}) } };
-    merged = { ...merged, ...l, consolidator, deliberation, removal, arbiter, generator };
+    merged = { ...merged, ...l, consolidator, deliberation, removal, arbiter, grounding_checker, generator };
   }
   const r = ModelProfile.safeParse(merged);
   if (!r.success) throw new ProfileError(`profile for model "${name}": ${z.prettifyError(r.error)}`);

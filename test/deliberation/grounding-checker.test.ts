@@ -96,6 +96,7 @@ describe('grounding checker in deliberation', () => {
       ['4', 'model', 'ungrounded'],
     ]);
     expect(v.usage.filter((u) => u.phase === 'grounding')).toHaveLength(1);
+    expect(v.degraded_reason ?? '').not.toMatch(/grounding checker/);
   });
 
   it('a failed checker call accepts the claim (benefit of the doubt) and records that it did', async () => {
@@ -106,6 +107,8 @@ describe('grounding checker in deliberation', () => {
     expect(check.error).toMatch(/invalid JSON/);
     expect(moderatorViews(gw).slice(2).join('\n')).toContain('77 oranges');
     expect(v.usage.filter((u) => u.phase === 'grounding' && u.outcome === 'error')).toHaveLength(1);
+    expect(v.degraded).toBe(true);
+    expect(v.degraded_reason).toMatch(/grounding checker failed on 1 claim\(s\) \(.*invalid JSON.*\); accepted unchecked: /);
   });
 
   it('off (no checker section, or enabled: false): every turn reaches the moderator as spoken, nothing recorded', async () => {

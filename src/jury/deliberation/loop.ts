@@ -210,7 +210,7 @@ async function jurorTurn(a: LoopArgs, st: LoopState, decision: ModeratorDecision
   if (n >= a.settings.max_consecutive_failures) book.remove(speaker.id);
 }
 
-/** Why the deliberation is degraded: moderator fallbacks, skipped turns, removed jurors. */
+/** Why the deliberation is degraded: moderator fallbacks, skipped turns, removed jurors, claims the checker failed on. */
 function degradedNotes(a: LoopArgs, st: LoopState): void {
   const s = a.settings;
   if (st.moderatorFailures > 0) {
@@ -220,6 +220,8 @@ function degradedNotes(a: LoopArgs, st: LoopState): void {
   if (st.skipped.length > 0) st.notes.push(`juror turns skipped: ${st.skipped.join('; ')}`);
   const removed = st.book.removed();
   if (removed.length > 0) st.notes.push(`removed after ${s.max_consecutive_failures} failed turns in a row: ${removed.join(', ')}`);
+  const unchecked = st.claimChecks.filter((c) => c.result === 'accepted_on_failure');
+  if (unchecked.length > 0) st.notes.push(`grounding checker failed on ${unchecked.length} claim(s) (${unchecked[0]!.error ?? 'no reply'}); accepted unchecked: ${unchecked.map((c) => `${c.speaker} at turn ${c.turn}`).join(', ')}`);
 }
 
 /**
