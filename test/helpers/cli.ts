@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { watchdog, type Probe, type StallOptions } from './progress.js';
+import { treeProbe, watchdog, type Probe, type StallOptions } from './progress.js';
 
 export const BIN = join(process.cwd(), 'dist/src/cli/main.js');
 
@@ -65,5 +65,31 @@ export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult
       resolve({ code, stdout, stderr: stalled ? `${stderr}\n[test] killed: ${stalled}` : stderr, ...(stalled ? { stalled } : {}) });
     });
     child.stdin.end(opts.stdin ?? '');
+  });
+}
+
+/**
+ * Start `run` and SIGKILL it once `ready()` holds plus `delayMs`: kill points are chosen by
+ * progress (committed ranges), not wall time, so they land mid-run on a fast or a busy machine.
+ * A run whose output folder stops changing before that is killed as stalled and fails the test.
+ */
+export function runAndKill(args: string[], out: string, ready: () => Promise<boolean>, delayMs: number): Promise<{ killed: boolean }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: 'ignore' });
+    const guard = guardChild(child, { progress: treeProbe(out), what: 'run (to be killed)' });
+    let exited = false;
+    child.on('exit', (_code, signal) => {
+      exited = true;
+      guard.stop();
+      const stalled = guard.stalled();
+      if (stalled) reject(new Error(stalled));
+      else resolve({ killed: signal === 'SIGKILL' });
+    });
+    const poll = async () => {
+      if (exited) return;
+      if (await ready()) setTimeout(() => !exited && child.kill('SIGKILL'), delayMs);
+      else setTimeout(poll, 25);
+    };
+    void poll();
   });
 }

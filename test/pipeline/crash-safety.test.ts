@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -8,36 +7,10 @@ import { listCommitted, verifyCommitted } from '../../src/pipeline/shard-commit.
 import { readCommittedRows } from '../../src/pipeline/shard-read.js';
 import { createRng } from '../../src/util/prng.js';
 import { syntheticRecords } from '../../src/sim/synthetic.js';
-import { BIN, guardChild, runCli } from '../helpers/cli.js';
+import { runAndKill, runCli } from '../helpers/cli.js';
 import { LONG_TEST_MS, treeProbe } from '../helpers/progress.js';
 import { fastSimConfig, tempDir, writeJsonl } from '../helpers/run-setup.js';
 import { readFileSync } from 'node:fs';
-
-/**
- * Start `run` and SIGKILL it once `ready()` holds plus `delayMs`: kill points are chosen by
- * progress (committed ranges), not wall time, so they land mid-run on a fast or a busy machine.
- * A run whose output folder stops changing before that is killed as stalled and fails the test.
- */
-function runAndKill(args: string[], out: string, ready: () => Promise<boolean>, delayMs: number): Promise<{ killed: boolean }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: 'ignore' });
-    const guard = guardChild(child, { progress: treeProbe(out), what: 'run (to be killed)' });
-    let exited = false;
-    child.on('exit', (_code, signal) => {
-      exited = true;
-      guard.stop();
-      const stalled = guard.stalled();
-      if (stalled) reject(new Error(stalled));
-      else resolve({ killed: signal === 'SIGKILL' });
-    });
-    const poll = async () => {
-      if (exited) return;
-      if (await ready()) setTimeout(() => !exited && child.kill('SIGKILL'), delayMs);
-      else setTimeout(poll, 25);
-    };
-    void poll();
-  });
-}
 
 function walk(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]));

@@ -4,7 +4,7 @@
  * table is read by pyarrow and DuckDB through `shards list`; and a run without `repair` writes
  * no `repairs` part at all (existing outputs keep their files).
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -13,30 +13,9 @@ import { listCommitted } from '../../src/pipeline/shard-commit.js';
 import { readCommittedRows } from '../../src/pipeline/shard-read.js';
 import { syntheticRecords } from '../../src/sim/synthetic.js';
 import { createRng } from '../../src/util/prng.js';
-import { BIN, guardChild, runCli } from '../helpers/cli.js';
+import { runAndKill, runCli } from '../helpers/cli.js';
 import { LONG_TEST_MS, treeProbe } from '../helpers/progress.js';
 import { fastSimConfig, pyenvPython, tempDir, writeJsonl } from '../helpers/run-setup.js';
-
-function runAndKill(args: string[], out: string, ready: () => Promise<boolean>, delayMs: number): Promise<{ killed: boolean }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: 'ignore' });
-    const guard = guardChild(child, { progress: treeProbe(out), what: 'run (to be killed)' });
-    let exited = false;
-    child.on('exit', (_code, signal) => {
-      exited = true;
-      guard.stop();
-      const stalled = guard.stalled();
-      if (stalled) reject(new Error(stalled));
-      else resolve({ killed: signal === 'SIGKILL' });
-    });
-    const poll = async () => {
-      if (exited) return;
-      if (await ready()) setTimeout(() => !exited && child.kill('SIGKILL'), delayMs);
-      else setTimeout(poll, 25);
-    };
-    void poll();
-  });
-}
 
 const N = 1500;
 
