@@ -240,6 +240,7 @@ const GroundingRow = z
     quotes_found: int32().nonnegative().describe('Of those, the ones found in some step.'),
     best_match: z.enum(QUOTE_MATCHES).describe('Best match: `exact` (after normalisation), `fuzzy` (within the edit threshold) or `none`.'),
     corrected_refs: z.string().nullable().describe('The corrected steps ("5") when relocated; null otherwise.'),
+    impact: Impact.nullable().describe('The defect\'s severity (kept so that `eval` can score the run without grounding); null in verdicts written before it was recorded.'),
   })
   .describe('One consensus defect as deterministic grounding found it.');
 

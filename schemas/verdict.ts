@@ -85,6 +85,8 @@ export const GroundingCheck = z.object({
   best_match: z.enum(QUOTE_MATCHES),
   /** the corrected steps ("5"), when relocated */
   corrected_refs: z.string().nullable(),
+  /** the defect's severity, so that a dropped defect can be put back when scoring the run without grounding (absent in verdicts written before it was kept) */
+  impact: Defect.shape.impact.optional(),
 });
 export type GroundingCheck = z.infer<typeof GroundingCheck>;
 

@@ -65,7 +65,7 @@ export function detailRow(v: Verdict): VerdictDetailRow {
     })),
     dropped_negatives: v.dropped_negatives ? v.dropped_negatives.map((x) => ({ defect: passDefect(x.defect), reason: x.reason })) : null,
     negative_adjudications: v.negative_adjudications ? v.negative_adjudications.map((a) => ({ defect: passDefect(a.defect), origin: a.origin, ruling: a.ruling, rationale: a.rationale })) : null,
-    grounding: v.grounding ? v.grounding.checks : null,
+    grounding: v.grounding ? v.grounding.checks.map((c) => ({ ...c, impact: c.impact ?? null })) : null,
     voter_corrections: v.grounding ? v.grounding.voter_corrections : null,
     claim_checks: v.grounding?.claim_checks ?? null,
   };

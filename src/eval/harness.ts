@@ -10,7 +10,7 @@ import { knockout, type Phase2Runner, phase2System } from './knockout.js';
 import { jurorIds, ladderSystems, type System } from './ladder.js';
 import type { StepMetric } from './metrics/step.js';
 import type { AnalyticRow, EvalReport, KnockoutSummary } from './report.js';
-import { PASS_RUNG_NAMES, pairedDeltas } from './passes.js';
+import { pairedDeltas } from './passes.js';
 import { consolidationRunner, deliberationRunner } from './run.js';
 import { pairedLadder } from './paired-ladder.js';
 import { firstVerdicts } from './predictions.js';
@@ -159,7 +159,8 @@ export function missingNote(by: Record<string, number>, policy: ScoreOptions['mi
 
 /** The pass rungs and the final verdict against the consensus before the passes. */
 function passDeltasOf(golds: ReturnType<typeof matchRecords>['golds'], systems: readonly System[], opts: ScoreOptions) {
-  const base = systems.find((s) => s.kind === 'pass' && s.name === PASS_RUNG_NAMES.none);
+  // passRungs puts the baseline (the consensus before any pass) first.
+  const base = systems.find((s) => s.kind === 'pass');
   if (!base) return [];
   const rungs = systems.filter((s) => (s.kind === 'pass' && s !== base) || s.kind === 'final');
   return pairedDeltas(golds, base, rungs, opts);

@@ -8,10 +8,14 @@ import type { Estimate, ScoreOptions } from './score.js';
 import type { StepGold, StepPrediction } from './types.js';
 
 /**
- * Ladder rungs for the verification passes (removal pass, evidence arbiter), read back from
- * verdicts that ran them: both passes see the same Phase 2 consensus, so the consensus, the
- * consensus with only one pass applied, and the final verdict (both) all follow from
- * `defects`, `dropped_negatives` and `negative_adjudications` without another model call.
+ * Ladder rungs for the verification passes (deterministic grounding, removal pass, evidence
+ * arbiter), read back from verdicts that ran them, without another model call. Grounding runs
+ * first on Phase 2's consensus and records every defect it saw (cited steps, severity), so the
+ * consensus before grounding follows from `grounding.checks`; the removal pass and the arbiter
+ * both see the grounded consensus, so it, each pass alone and the final verdict (both) follow
+ * from `defects`, `dropped_negatives` and `negative_adjudications`. Voter corrections do not
+ * change a step prediction, and grounding-checker calls in deliberation cannot be undone: a
+ * deliberation run's rungs all carry them.
  */
 
 const key = (d: Defect): string => `${d.statement_refs.join(',')}|${d.impact}|${d.what_went_wrong}`;
@@ -22,10 +26,19 @@ function unique(defects: readonly Defect[]): Defect[] {
   return [...seen.values()];
 }
 
-export type PassRung = 'none' | 'removal' | 'arbiter';
+/** 'ungrounded': Phase 2's consensus before grounding; 'none': the consensus the passes saw. */
+export type PassRung = 'ungrounded' | 'none' | 'removal' | 'arbiter';
 
-/** The defects the verdict would have had with only `rung` applied ('none': Phase 2's consensus). */
+/** The consensus before grounding (cited steps and severity of every defect it checked); null when a check lacks the severity. */
+function ungroundedConsensus(v: Verdict): Defect[] | null {
+  const checks = v.grounding?.checks ?? [];
+  if (checks.some((c) => c.impact === undefined)) return null;
+  return checks.map((c) => ({ statement_refs: c.cited_refs.split(',').filter((x) => x !== '').map(Number), impact: c.impact!, evidence: c.evidence, what_went_wrong: '' }));
+}
+
+/** The defects the verdict would have had with only `rung` applied ('none': the consensus the passes saw). */
 export function defectsWith(v: Verdict, rung: PassRung): Defect[] {
+  if (rung === 'ungrounded') return v.grounding ? (ungroundedConsensus(v) ?? []) : defectsWith(v, 'none');
   const adj = v.negative_adjudications ?? [];
   const joined = adj.filter((a) => a.origin === 'dissent' && a.ruling === 'upheld').map((a) => a.defect);
   const rejected = adj.filter((a) => a.origin === 'split_vote' && a.ruling === 'rejected').map((a) => a.defect);
@@ -44,18 +57,30 @@ export interface PassSystem {
 }
 
 /** Calls a rung would have made: the verdict's, less the passes it leaves out. */
-const LEFT_OUT: Record<PassRung, ReadonlySet<string>> = { none: new Set(['removal', 'arbiter']), removal: new Set(['arbiter']), arbiter: new Set(['removal']) };
+const LEFT_OUT: Record<PassRung, ReadonlySet<string>> = { ungrounded: new Set(['removal', 'arbiter']), none: new Set(['removal', 'arbiter']), removal: new Set(['arbiter']), arbiter: new Set(['removal']) };
 
-export const PASS_RUNG_NAMES: Record<PassRung, string> = { none: 'jury, no passes', removal: 'jury + removal pass', arbiter: 'jury + evidence arbiter' };
+/** Rung names without grounding, then with it (the baseline is always 'jury, no passes'). */
+export const PASS_RUNG_NAMES: Record<PassRung, string> = { ungrounded: 'jury, no passes', none: 'jury, no passes', removal: 'jury + removal pass', arbiter: 'jury + evidence arbiter' };
+export const GROUNDED_RUNG_NAMES: Record<PassRung, string> = { ungrounded: 'jury, no passes', none: 'jury + grounding', removal: 'jury + grounding + removal pass', arbiter: 'jury + grounding + evidence arbiter' };
 
-/** The pass rungs a set of verdicts supports: the consensus, then each pass that ran alone. */
-export function passRungs(verdicts: readonly Verdict[]): PassSystem[] {
+/** The rungs a set of verdicts supports: the consensus (before grounding, then after it), then each pass that ran alone. */
+function rungsOf(verdicts: readonly Verdict[]): { rungs: PassRung[]; names: Record<PassRung, string> } {
   const removal = verdicts.some((v) => v.dropped_negatives !== undefined);
   const arbiter = verdicts.some((v) => v.negative_adjudications !== undefined);
-  if (!removal && !arbiter) return [];
-  const rungs: PassRung[] = ['none', ...(removal && arbiter ? (['removal', 'arbiter'] as const) : [])];
+  const both: PassRung[] = removal && arbiter ? ['removal', 'arbiter'] : [];
+  // Grounding's rung needs every grounded verdict's severities; older verdicts lack them.
+  // (then the passes' baseline is still named for the grounding it had).
+  const grounded = verdicts.some((v) => v.grounding);
+  const names = grounded ? GROUNDED_RUNG_NAMES : PASS_RUNG_NAMES;
+  const before: PassRung[] = grounded && verdicts.every((v) => !v.grounding || ungroundedConsensus(v) !== null) ? ['ungrounded'] : [];
+  return { rungs: [...before, ...(removal || arbiter ? (['none'] as const) : []), ...both], names };
+}
+
+/** The pass rungs a set of verdicts supports, each scored from the verdicts alone. */
+export function passRungs(verdicts: readonly Verdict[]): PassSystem[] {
+  const { rungs, names } = rungsOf(verdicts);
   return rungs.map((r) => ({
-    name: PASS_RUNG_NAMES[r],
+    name: names[r],
     predictions: new Map(verdicts.map((v) => [v.record_id, predictionFromDefects(v.record_id, v.n_steps, defectsWith(v, r), v.error !== null)])),
     usage: new Map(verdicts.map((v) => [v.record_id, v.usage.filter((u) => !LEFT_OUT[r].has(u.phase))])),
   }));

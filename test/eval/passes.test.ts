@@ -3,7 +3,8 @@ import type { Defect } from '../../schemas/defect.js';
 import { Verdict } from '../../schemas/verdict.js';
 import { ladderSystems } from '../../src/eval/ladder.js';
 import { metricsFromConfusion, recordConfusion } from '../../src/eval/metrics/step.js';
-import { defectsWith, pairedDeltas, passRungs, PASS_RUNG_NAMES } from '../../src/eval/passes.js';
+import { defectsWith, GROUNDED_RUNG_NAMES, pairedDeltas, passRungs, PASS_RUNG_NAMES } from '../../src/eval/passes.js';
+import { groundConsensus } from '../../src/jury/grounding/index.js';
 import { predictionFromDefects } from '../../src/eval/predictions.js';
 import { DEFAULT_SCORE_OPTIONS } from '../../src/eval/score.js';
 import type { StepGold } from '../../src/eval/types.js';
@@ -59,5 +60,38 @@ describe('verification pass rungs', () => {
     expect(r!.precision.lo!).toBeLessThanOrEqual(r!.precision.value!);
     // The same system against itself: zero, with a zero-width interval (the resamples are shared).
     expect(s!.balanced_f1).toEqual({ value: 0, lo: 0, hi: 0 });
+  });
+});
+
+describe('the grounding rung', () => {
+  // Phase 2's consensus: one defect grounded at step 2, one citing step 1 whose quote sits in step 3, one invented (step 4).
+  const trace = ['We have 5 apples and buy 7 more.', 'That gives 5 + 7 = 13 apples.', 'So the answer is 13 apples.', 'Done.', 'Check: fine.', 'End.'];
+  const consensus: Defect[] = [
+    { ...d(2, 2), evidence: "[STEP-2] '5 + 7 = 13 apples'", impact: 'fatal' },
+    { ...d(1), evidence: "[STEP-3] 'the answer is 13 apples'", impact: 'minor' },
+    { ...d(4), evidence: "[STEP-4] 'we multiply the eleven crates by nine'", impact: 'major' },
+  ];
+  const grounded = groundConsensus({ policy: 'drop', max_edit_ratio: 0.2, min_fuzzy_tokens: 4, check_voters: false }, consensus, trace, []);
+  const gv = (extra: Partial<Verdict> = {}) => verdict('g1', { defects: grounded.defects, grounding: grounded.outcome, ...extra });
+  const impacts = (v: Verdict, r: Parameters<typeof defectsWith>[1]) => [...predictionFromDefects(v.record_id, v.n_steps, defectsWith(v, r), false).impacts].sort();
+
+  it('reads the consensus before grounding back from its checks: a relocated defect at its cited step, a dropped one put back', () => {
+    expect(grounded.defects.map((x) => x.statement_refs)).toEqual([[2], [3]]);
+    expect(impacts(gv(), 'ungrounded')).toEqual([[1, 'minor'], [2, 'fatal'], [4, 'major']]);
+    expect(impacts(gv(), 'none')).toEqual([[2, 'fatal'], [3, 'minor']]);
+  });
+
+  it('grounding alone is one rung before the final verdict; with both passes the rungs name grounding', () => {
+    expect(passRungs([gv()]).map((s) => s.name)).toEqual([GROUNDED_RUNG_NAMES.ungrounded]);
+    expect([...passRungs([gv()])[0]!.predictions.get('g1')!.impacts.keys()].sort()).toEqual([1, 2, 4]);
+    const both = gv({ dropped_negatives: [{ defect: grounded.defects[1]!, reason: 'no' }], defects: [grounded.defects[0]!], negative_adjudications: [] });
+    expect(passRungs([both]).map((s) => s.name)).toEqual([GROUNDED_RUNG_NAMES.ungrounded, GROUNDED_RUNG_NAMES.none, GROUNDED_RUNG_NAMES.removal, GROUNDED_RUNG_NAMES.arbiter]);
+    expect(GROUNDED_RUNG_NAMES.ungrounded).toBe(PASS_RUNG_NAMES.none);
+  });
+
+  it('verdicts written before checks kept the severity give no grounding rung, and say nothing false', () => {
+    const old = gv({ grounding: { ...grounded.outcome, checks: grounded.outcome.checks.map(({ impact: _, ...c }) => c) } });
+    expect(passRungs([old])).toEqual([]);
+    expect(passRungs([{ ...old, dropped_negatives: [] }]).map((s) => s.name)).toEqual([GROUNDED_RUNG_NAMES.none]);
   });
 });

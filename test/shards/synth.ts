@@ -232,7 +232,7 @@ function groundingDetail(r: () => number, i: number): Pick<VerdictDetailRow, 'gr
   const n = i % 5;
   const status = ['grounded', 'relocated', 'ungrounded'] as const;
   return {
-    grounding: Array.from({ length: n }, (_, k) => ({ defect_index: k, cited_refs: `${1 + k},${2 + k}`, evidence: makeText(r, i + 7 * k), status: status[k % 3]!, outcome: k % 3 === 2 ? ('dropped' as const) : ('kept' as const), quotes: k, quotes_found: k % 3 === 2 ? 0 : k, best_match: k % 3 === 2 ? ('none' as const) : ('exact' as const), corrected_refs: k % 3 === 1 ? `${5 + k}` : null })),
+    grounding: Array.from({ length: n }, (_, k) => ({ defect_index: k, cited_refs: `${1 + k},${2 + k}`, evidence: makeText(r, i + 7 * k), status: status[k % 3]!, outcome: k % 3 === 2 ? ('dropped' as const) : ('kept' as const), quotes: k, quotes_found: k % 3 === 2 ? 0 : k, best_match: k % 3 === 2 ? ('none' as const) : ('exact' as const), corrected_refs: k % 3 === 1 ? `${5 + k}` : null, impact: k % 4 === 3 ? null : (['minor', 'major', 'fatal'] as const)[k % 3]! })),
     voter_corrections: i % 2 ? [] : [{ defect_index: 0, voters_before: 'j1,j2', voters_after: 'j1', vote_count_before: i % 4 ? 2 : null, vote_count_after: 1 }],
     claim_checks: i % 7 ? null : [{ turn: 1, speaker: 'j2', refs: '3', quoted: makeText(r, i), decided_by: 'failure' as const, result: 'accepted_on_failure' as const, error: 'timeout after 3 attempts' }],
   };

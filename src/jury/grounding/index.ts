@@ -42,7 +42,7 @@ export function groundConsensus(g: GroundingConfig, consensus: readonly Defect[]
     const r = groundDefect(d, tokenised, opts);
     const ungrounded = r.status === 'ungrounded';
     const outcome = !ungrounded || g.policy === 'keep' ? 'kept' : g.policy === 'flag' ? 'flagged' : 'dropped';
-    checks.push({ defect_index: i, cited_refs: d.statement_refs.join(','), evidence: d.evidence, status: r.status, outcome, quotes: r.quotes, quotes_found: r.hits.length, best_match: r.match, corrected_refs: r.refs ? r.refs.join(',') : null });
+    checks.push({ defect_index: i, cited_refs: d.statement_refs.join(','), evidence: d.evidence, status: r.status, outcome, quotes: r.quotes, quotes_found: r.hits.length, best_match: r.match, corrected_refs: r.refs ? r.refs.join(',') : null, impact: d.impact });
     if (outcome === 'dropped') return;
     kept.push(r.refs ? { ...d, statement_refs: r.refs } : d);
     indices.push(i);
