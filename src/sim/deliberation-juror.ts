@@ -8,7 +8,7 @@ import { Ledger, replay, type Item } from './deliberation-ledger.js';
 import { blocksOf, parseFindings, parseTurns, promptText, renderAct } from './deliberation-parse.js';
 import { createRng, weighted, type Rng } from '../util/prng.js';
 import type { ModelProfile } from './profile.js';
-import { describeDefect, quoteFragment } from './text.js';
+import { describeDefect, describeInvented, quoteFragment } from './text.js';
 
 /**
  * The simulated deliberating juror (App. C.3). It knows the gold error steps of the trace it
@@ -92,16 +92,8 @@ export const jurorTurnTask = {
       else lines.push(renderAct({ kind: 'contest', step: it.key, who: others }, pad(rng, `the step is sound: '${quote(it)}' follows from what came before.`, b.words_per_point)));
       notes.push(`[STEP-${it.key}] is ${truth ? 'wrong' : 'fine'} as far as I can tell.`);
     }
-    if (rng.chance(b.new_defect_rate)) {
-      const cited = new Set(ledger.items.flatMap((it) => it.steps));
-      const fresh = [...errors].filter((s) => !cited.has(s) && s <= steps.length).sort((x, y) => x - y);
-      if (fresh.length > 0) {
-        const s = rng.pick(fresh);
-        const impact: Impact = weighted(rng, model.severity_mix);
-        lines.push(renderAct({ kind: 'raise', step: s, impact, wording: describeDefect(rng, steps, [s], impact, b.words_per_point).what_went_wrong }, ''));
-        notes.push(`Nobody mentioned [STEP-${s}].`);
-      }
-    }
+    const cited = new Set(ledger.items.flatMap((it) => it.steps));
+    for (const raise of raisedClaims(rng, model, steps, errors, cited)) (lines.push(raise.line), notes.push(raise.note));
     if (lines.length === 0) {
       const disputed = ledger.items.filter((it) => it.supporters.has(me) && it.contesters.size > 0);
       if (disputed.length > 0 && rng.chance(b.restate_rate)) lines.push(renderAct({ kind: 'maintain', step: rng.pick(disputed).key }, argue(rng.pick(disputed))));
@@ -111,3 +103,33 @@ export const jurorTurnTask = {
     return { kind: 'text', text: lines.join('\n\n'), notes };
   },
 };
+
+/**
+ * New claims of a turn: sometimes a missed gold error (quoting its step), and, for a juror that
+ * invents (`invent_rate`), at that rate an invented flaw on a clean step nobody cited, quoting
+ * words the trace lacks: what deliberation's grounding checker is there to catch. The second
+ * draw happens only when `invent_rate` > 0, so other profiles keep their streams.
+ */
+function raisedClaims(rng: Rng, model: ModelProfile, steps: readonly string[], errors: ReadonlySet<number>, cited: ReadonlySet<number>): Array<{ line: string; note: string }> {
+  const b = model.deliberation;
+  const out: Array<{ line: string; note: string }> = [];
+  const raise = (s: number, wording: (impact: Impact) => string, note: string) => {
+    const impact: Impact = weighted(rng, model.severity_mix);
+    out.push({ line: renderAct({ kind: 'raise', step: s, impact, wording: wording(impact) }, ''), note });
+  };
+  if (rng.chance(b.new_defect_rate)) {
+    const fresh = [...errors].filter((s) => !cited.has(s) && s <= steps.length).sort((x, y) => x - y);
+    if (fresh.length > 0) {
+      const s = rng.pick(fresh);
+      raise(s, (impact) => describeDefect(rng, steps, [s], impact, b.words_per_point).what_went_wrong, `Nobody mentioned [STEP-${s}].`);
+    }
+  }
+  if (model.invent_rate > 0 && rng.chance(model.invent_rate)) {
+    const clean = steps.map((_, i) => i + 1).filter((s) => !errors.has(s) && !cited.has(s));
+    if (clean.length > 0) {
+      const s = rng.pick(clean);
+      raise(s, (impact) => describeInvented(rng, s, impact, b.words_per_point).what_went_wrong, `[STEP-${s}] looks off to me.`);
+    }
+  }
+  return out;
+}

@@ -177,7 +177,7 @@ const modelShape = {
   /** valid JSON of the wrong shape (impact "severe", missing what_went_wrong, wrong key) */
   rate_schema_invalid: prob,
   words_per_defect: z.int().positive(),
-  /** share of a juror's Phase 1 findings that are invented: on a clean step, with a quote that is not in the trace (src/sim/text.ts inventedQuote) */
+  /** share of a juror's Phase 1 findings that are invented: on a clean step, with a quote that is not in the trace (src/sim/text.ts inventedQuote); in deliberation, also the chance per turn of raising such a claim */
   invent_rate: z.number().min(0).max(0.9),
   /** words of reasoning_content per reply; 0 = none */
   reasoning_words: z.int().nonnegative(),

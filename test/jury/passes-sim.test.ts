@@ -2,11 +2,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/load.js';
-import { openRuntime } from '../../src/compose/runtime.js';
-import { evalConfig, judgeRecords } from '../../src/eval/run.js';
-import { buildGoldIndex, createSimProvider, parseProfile } from '../../src/sim/index.js';
 import { passesConfig, passesProfile } from '../../src/cli/sim-ladder.js';
+import { judgeOnSim } from '../helpers/sim-judge.js';
 import { synthRecords } from '../sim/helpers.js';
 
 /**
@@ -18,18 +15,10 @@ const dir = mkdtempSync(join(tmpdir(), 'rj-passes-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const records = synthRecords(24, { steps: 6, errorRate: 0.3, seed: 'passes-sim' });
 
-async function judge(profileOver: (p: ReturnType<typeof passesProfile>) => void, cacheDir: string, audit: string | null) {
+function judge(profileOver: (p: ReturnType<typeof passesProfile>) => void, cacheDir: string, audit: string | null) {
   const profile = passesProfile();
   profileOver(profile);
-  const provider = createSimProvider({ profile: parseProfile(profile), gold: buildGoldIndex(records, { mode: 'given' }), latency: 'instant' });
-  const config = evalConfig(parseConfig({ ...passesConfig(), cache: { enabled: true, dir: cacheDir } }));
-  const runtime = await openRuntime({ config, auditLogPath: audit, providerFor: () => provider });
-  try {
-    const judged = await judgeRecords(runtime, records, { concurrency: 4 });
-    return { verdicts: judged.verdicts, ledger: runtime.gateway.ledger.summary() };
-  } finally {
-    await runtime.close();
-  }
+  return judgeOnSim(records, profile, { ...passesConfig(), cache: { enabled: true, dir: cacheDir } }, audit);
 }
 
 describe('verification passes through the gateway and the simulator', () => {
