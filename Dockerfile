@@ -1,7 +1,7 @@
 # reasoning-jury as a container image: ghcr.io/reasoning-jury/reasoning-jury:<package.json version>
 # (the name is package.json "config.image"; infra/k8s uses it). Build: `npm run image:build`.
 #
-# Two stages: `build` installs every dependency and compiles TypeScript; `runtime` holds only
+# Two stages: `build` installs every dependency, compiles TypeScript and bundles the CLI; `runtime` holds only
 # production dependencies and the files package.json "files" ships (test/package/dockerfile.test.ts
 # checks both lists agree), and runs as the unprivileged `node` user (uid 1000).
 
@@ -15,7 +15,8 @@ COPY tsconfig.json ./
 COPY src/ src/
 COPY schemas/ schemas/
 COPY connectors/ connectors/
-RUN npx tsc -p tsconfig.json
+COPY scripts/bundle.mjs scripts/
+RUN npx tsc -p tsconfig.json && node scripts/bundle.mjs
 
 FROM node:22-bookworm-slim AS runtime
 ENV NODE_ENV=production
@@ -33,5 +34,5 @@ RUN mkdir /data && chown node:node /data
 WORKDIR /data
 # The node image's `node` user, by number: Kubernetes' runAsNonRoot can only check a numeric user.
 USER 1000:1000
-ENTRYPOINT ["node", "/app/dist/src/cli/main.js"]
+ENTRYPOINT ["node", "/app/dist/cli/main.js"]
 CMD ["--help"]

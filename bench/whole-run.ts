@@ -16,7 +16,7 @@ import { benchRecords, fmt } from './common.js';
 const LIMIT_PER_S = 64;
 const IN_FLIGHT = 32;
 const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
-const CLI = here('../src/cli/main.js');
+const CLI = here('../cli/main.js'); // the bundled bin (scripts/bundle.mjs), as users run it
 
 interface FakeServer {
   url: string;

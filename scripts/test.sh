@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, with the services it needs: `npm test` (and .ci/run) call this.
-#   (Kafka + S3 and the Python venv start in the background)  build + type-check  ->  folder rules  ->  function size  ->  vitest
+#   (Kafka + S3 and the Python venv start in the background)  build + bundle + type-check  ->  folder rules  ->  function size  ->  vitest
 # Extra arguments go to vitest (e.g. `npm test -- test/jury`).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -24,7 +24,10 @@ build_pid=$!
 npx tsc -p tsconfig.test.json &
 check_pid=$!
 wait "$build_pid"
+node scripts/bundle.mjs &
+bundle_pid=$!
 wait "$check_pid"
+wait "$bundle_pid"
 
 echo "== folder rules (dependency-cruiser; .dependency-cruiser.cjs, docs/architecture.md)"
 # Exits non-zero on any violation, which stops the suite here (set -e).

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 
 // What tsconfig.json compiles, plus the files that change how it compiles.
 const SOURCE_ROOTS = ['src', 'schemas', 'connectors', 'bench'];
-const BUILD_INPUTS = ['tsconfig.json', 'package-lock.json'];
+const BUILD_INPUTS = ['tsconfig.json', 'package-lock.json', 'scripts/bundle.mjs'];
 // Written after a build that succeeded: a failed build never counts as up to date.
 const STAMP = join('dist', '.test-build-stamp');
 
@@ -28,13 +28,14 @@ function upToDate(): boolean {
 }
 
 /**
- * CLI tests spawn the built bin; build once per run unless the caller already did
+ * CLI tests spawn the built bin (tsc, then scripts/bundle.mjs); build once per run unless the caller already did
  * (RJ_SKIP_BUILD=1, as scripts/test.sh does) or nothing changed since the last build here.
  */
 export default function setup(): void {
   if (process.env.RJ_SKIP_BUILD === '1' || upToDate()) return;
   const started = new Date();
   execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], { stdio: 'inherit' });
+  execFileSync(process.execPath, ['scripts/bundle.mjs'], { stdio: 'inherit' });
   // Dated when the build started: a source saved while tsc ran still counts as newer.
   writeFileSync(STAMP, `${started.toISOString()}\n`);
   utimesSync(STAMP, started, started);

@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { runCli } from '../helpers/cli.js';
@@ -50,6 +51,20 @@ export async function load(url, context, next) {
   return register;
 }
 
+/**
+ * Loaded URLs as the modules behind them: a chunk of the bundled CLI stands for every module
+ * esbuild put in it (dist/cli/meta.json, written by scripts/bundle.mjs), so loading a chunk
+ * that holds any simulator module counts as loading the simulator.
+ */
+function modulesOf(urls: readonly string[]): string[] {
+  const meta = JSON.parse(readFileSync('dist/cli/meta.json', 'utf8')) as { outputs: Record<string, { inputs: Record<string, unknown> }> };
+  return urls.flatMap((u) => {
+    if (!u.startsWith('file:')) return [u];
+    const chunk = meta.outputs[relative(process.cwd(), fileURLToPath(u))];
+    return chunk ? Object.keys(chunk.inputs).map((i) => pathToFileURL(resolve(i)).href) : [u];
+  });
+}
+
 describe('a jury of real endpoints loads no simulator code', () => {
   let juror: Awaited<ReturnType<typeof cleanJuror>>;
   let dir: string;
@@ -76,8 +91,11 @@ describe('a jury of real endpoints loads no simulator code', () => {
   async function loadedBy(name: string, args: string[], stdin?: string): Promise<{ code: number | null; stderr: string; stdout: string; urls: string[] }> {
     const log = join(dir, `${name}.loaded`);
     const res = await runCli(args, { env: { NODE_OPTIONS: `--import ${register}`, RJ_LOADED_LOG: log }, timeoutMs: 60_000, ...(stdin !== undefined ? { stdin } : {}) });
-    const urls = existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean) : [];
-    return { ...res, urls };
+    const loaded = existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean) : [];
+    // The bin is the bundle: it, not the module-by-module build, is what ran.
+    expect(loaded.some((u) => u.endsWith('/dist/cli/main.js'))).toBe(true);
+    expect(loaded.some((u) => u.includes('/dist/src/'))).toBe(false);
+    return { ...res, urls: modulesOf(loaded) };
   }
 
   const simModules = (urls: readonly string[]) => urls.filter((u) => u.includes('/src/sim/'));

@@ -10,6 +10,7 @@ import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from
 import { join, relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readParquetRows } from '../../src/pipeline/shard-read.js';
+import { BIN } from '../helpers/cli.js';
 import { tempDir } from '../helpers/run-setup.js';
 
 type Row = Record<string, unknown>;
@@ -148,7 +149,7 @@ describe.skipIf(!hasReference)(`shards are byte-identical to ${REFERENCE} with t
     const curOut = join(dir, `${name}-current`);
     const a = await cli(join(ref, 'dist/src/cli/main.js'), [...args, '-o', refOut]);
     expect(a.code, a.stderr).toBe(0);
-    const b = await cli(join(root, 'dist/src/cli/main.js'), [...args, '-o', curOut]);
+    const b = await cli(BIN, [...args, '-o', curOut]); // the bundled bin package.json names
     expect(b.code, b.stderr).toBe(0);
     return { refOut, curOut };
   };

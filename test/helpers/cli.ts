@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { treeProbe, watchdog, type Probe, type StallOptions } from './progress.js';
 
-export const BIN = join(process.cwd(), 'dist/src/cli/main.js');
+/** The bin package.json names: the bundled CLI (scripts/bundle.mjs). */
+export const BIN = join(process.cwd(), 'dist/cli/main.js');
 
 export interface CliResult {
   code: number | null;
