@@ -1,8 +1,8 @@
 /**
  * The whole judging path on a real language model, no server process of anyone else's and no
  * network: SmolLM2-135M (fetched from PyPI into the model cache) judges traces with 3 jurors +
- * consolidation, first 2 through the in-process `kind: local` provider, then 1 through
- * `reasoning-jury serve-local` and the real `openai` client (the same checks, half the CPU).
+ * consolidation, one through the in-process `kind: local` provider, the other through
+ * `reasoning-jury serve-local` and the real `openai` client (the same checks on each path).
  *
  * Nothing here has a wall-clock budget: a busy machine makes the model slow, not wrong. Each
  * phase fails when the model stops working (no CPU spent and no audit line for RJ_TEST_STALL_MS).
@@ -133,14 +133,15 @@ function checkPlumbing({ records, verdicts, ledger, audit }: Outcome): void {
   expect(ledger.records).toBe(records.length);
 }
 
-describe('real-model smoke test (SmolLM2-135M, 3 jurors + consolidation; 2 traces in process, 1 over HTTP)', () => {
+describe('real-model smoke test (SmolLM2-135M, 3 jurors + consolidation; 1 trace in process, 1 over HTTP)', () => {
   let modelPath: string;
   beforeAll(async () => {
     modelPath = await testModelPath();
   }, LONG_TEST_MS);
 
   it('in-process: kind local', async () => {
-    const out = await judgeTraces(RECORDS, jury({ kind: 'local', model_path: modelPath, threads: 1 }), 'local');
+    // One trace per path: each costs four model calls (~9 CPU-seconds each on one thread).
+    const out = await judgeTraces(RECORDS.slice(0, 1), jury({ kind: 'local', model_path: modelPath, threads: 1 }), 'local');
     checkPlumbing(out);
     expect(Object.keys(out.ledger.by_endpoint)).toEqual(['small']);
   }, LONG_TEST_MS);
@@ -179,9 +180,8 @@ describe('real-model smoke test (SmolLM2-135M, 3 jurors + consolidation; 2 trace
 
     it('judges the traces through the gateway', async () => {
       // One call at a time: the client's timeout then covers generation, not the server's queue.
-      // One trace: the in-process test above already judged both; this one checks the HTTP
-      // path (server, openai client, engine-counted usage over the wire) at half the CPU.
-      const out = await judgeTraces(RECORDS.slice(0, 1), jury({ base_url: url, max_concurrency: 1 }), 'http', child!.pid);
+      // The other trace: the HTTP path (server, openai client, engine-counted usage over the wire).
+      const out = await judgeTraces(RECORDS.slice(1, 2), jury({ base_url: url, max_concurrency: 1 }), 'http', child!.pid);
       checkPlumbing(out);
     }, LONG_TEST_MS);
 
