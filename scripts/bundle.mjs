@@ -20,8 +20,10 @@ const result = await build({
   sourcemap: 'linked',
   metafile: true,
   logLevel: 'warning',
-  // Loaded through createRequire or native: parquet-wasm finds its .wasm beside its own files,
-  // node-llama-cpp ships native binaries, pino starts worker threads from its own folder.
+  // Left in node_modules: parquet-wasm finds its .wasm beside its own files, node-llama-cpp
+  // ships native binaries, pino starts worker threads from its own folder; pino and yaml are
+  // also loaded through createRequire (off the startup path), which esbuild does not follow,
+  // so bundling their static imports would load a second copy beside the one require finds.
   external: ['parquet-wasm', 'node-llama-cpp', 'pino', 'yaml'],
   // CommonJS dependencies (kafkajs, parts of the AWS SDK) call require(); an ES module has none.
   banner: { js: "import { createRequire as __rjRequire } from 'node:module'; const require = __rjRequire(import.meta.url);" },

@@ -68,8 +68,8 @@ function rungsOf(verdicts: readonly Verdict[]): { rungs: PassRung[]; names: Reco
   const removal = verdicts.some((v) => v.dropped_negatives !== undefined);
   const arbiter = verdicts.some((v) => v.negative_adjudications !== undefined);
   const both: PassRung[] = removal && arbiter ? ['removal', 'arbiter'] : [];
-  // Grounding's rung needs every grounded verdict's severities; older verdicts lack them.
-  // (then the passes' baseline is still named for the grounding it had).
+  // The rung before grounding needs every grounded verdict's severities, which verdicts written
+  // before they were kept lack; the pass rungs are still named for the grounding they carry.
   const grounded = verdicts.some((v) => v.grounding);
   const names = grounded ? GROUNDED_RUNG_NAMES : PASS_RUNG_NAMES;
   const before: PassRung[] = grounded && verdicts.every((v) => !v.grounding || ungroundedConsensus(v) !== null) ? ['ungrounded'] : [];
