@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import LongestFirst from './test/helpers/sequencer.js';
 
 /**
  * Test files that replace modules (vi.mock) need a module registry of their own; every other file
@@ -13,6 +14,8 @@ export default defineConfig({
     globalSetup: ['test/global-setup.ts'],
     // Writes per-file CPU seconds when RJ_TEST_CPU_LOG is set; a no-op otherwise.
     setupFiles: ['test/helpers/cpu-log.ts'],
+    // Longest files first (test/durations.json; refresh it with scripts/test-durations.mjs).
+    sequence: { sequencer: LongestFirst },
     testTimeout: 60_000,
     hookTimeout: 120_000,
     // Three workers on the 2-core machines: many integration tests spend most of their time waiting
