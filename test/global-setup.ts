@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 // What tsconfig.json compiles, plus the files that change how it compiles.
@@ -28,11 +29,31 @@ function upToDate(): boolean {
 }
 
 /**
- * CLI tests spawn the built bin (tsc, then scripts/bundle.mjs); build once per run unless the caller already did
- * (RJ_SKIP_BUILD=1, as scripts/test.sh does) or nothing changed since the last build here.
+ * The run's own temporary folder, and the bin: CLI tests spawn the built bin (tsc, then
+ * scripts/bundle.mjs), built once per run unless the caller already did (RJ_SKIP_BUILD=1, as
+ * scripts/test.sh does) or nothing changed since the last build here.
  */
-export default function setup(): void {
-  if (process.env.RJ_SKIP_BUILD === '1' || upToDate()) return;
+export default function setup(): () => void {
+  const removeTemp = ownTempDir();
+  if (process.env.RJ_SKIP_BUILD !== '1' && !upToDate()) build();
+  return removeTemp;
+}
+
+/**
+ * One temporary folder for the whole run: every test's mkdtemp (and every CLI, Python or
+ * browser child, which inherit TMPDIR) lands in it, and it goes when the run ends, so runs do
+ * not pile up shard outputs and caches under /tmp. RJ_KEEP_TMP=1 keeps it for a post-mortem.
+ */
+function ownTempDir(): () => void {
+  const dir = mkdtempSync(join(tmpdir(), 'rj-test-run-'));
+  process.env.TMPDIR = dir; // read by os.tmpdir() at each call, and passed to the test workers
+  return () => {
+    if (process.env.RJ_KEEP_TMP === '1') process.stderr.write(`test temporary files kept in ${dir}\n`);
+    else rmSync(dir, { recursive: true, force: true });
+  };
+}
+
+function build(): void {
   const started = new Date();
   execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], { stdio: 'inherit' });
   execFileSync(process.execPath, ['scripts/bundle.mjs'], { stdio: 'inherit' });
