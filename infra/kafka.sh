@@ -2,6 +2,7 @@
 # Single-node Apache Kafka 4 (KRaft, broker+controller in one JVM) on 127.0.0.1,
 # run from Maven Central jars because no Docker and no apache.org downloads.
 #
+#   infra/kafka.sh prepare  # only fetch the jars and compile the probe (no broker)
 #   infra/kafka.sh start    # fetch jars if needed, start (or reuse), wait until ready;
 #                           # prints `export KAFKA_BROKERS=127.0.0.1:PORT` on stdout
 #   infra/kafka.sh stop     # stop the broker this script started (pid file)
@@ -174,6 +175,14 @@ start() {
   export_line KAFKA_BROKERS "$BOOTSTRAP"
 }
 
+# What start needs on disk, without starting anything (CI runs it while npm installs).
+prepare() {
+  with_lock "$DIR/.lock"
+  mkdir -p "$DIR"
+  ensure_libs
+  ensure_probe
+}
+
 stop() {
   with_lock "$DIR/.lock"
   # Kafka shuts down cleanly on SIGTERM in ~2s; allow 30s before SIGKILL.
@@ -191,8 +200,9 @@ status() {
 }
 
 case "${1:-}" in
+  prepare) prepare ;;
   start) start ;;
   stop) stop ;;
   status) status ;;
-  *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
+  *) echo "usage: $0 prepare|start|stop|status" >&2; exit 2 ;;
 esac

@@ -5,6 +5,7 @@
 # ListObjectsV2, multipart uploads and conditional writes (If-None-Match: *,
 # If-Match) with 412 PreconditionFailed, path-style addressing.
 #
+#   infra/s3.sh prepare  # only build versitygw (no server)
 #   infra/s3.sh start    # build if needed, start (or reuse), wait until a signed
 #                        # ListBuckets succeeds; prints export lines on stdout
 #   infra/s3.sh stop     # stop the server this script started (pid file)
@@ -116,6 +117,13 @@ start() {
   print_exports
 }
 
+# What start needs on disk, without starting anything (CI runs it while npm installs).
+prepare() {
+  with_lock "$DIR/.lock"
+  mkdir -p "$DIR"
+  ensure_binary
+}
+
 stop() {
   with_lock "$DIR/.lock"
   # versitygw drains connections on SIGTERM; a couple of seconds at most.
@@ -132,8 +140,9 @@ status() {
 }
 
 case "${1:-}" in
+  prepare) prepare ;;
   start) start ;;
   stop) stop ;;
   status) status ;;
-  *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
+  *) echo "usage: $0 prepare|start|stop|status" >&2; exit 2 ;;
 esac

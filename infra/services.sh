@@ -4,6 +4,8 @@
 #   eval "$(infra/services.sh start)"   # start (or reuse) both; sets KAFKA_BROKERS,
 #                                       # S3_ENDPOINT, AWS_ACCESS_KEY_ID,
 #                                       # AWS_SECRET_ACCESS_KEY, AWS_REGION
+#   infra/services.sh prepare           # only fetch/build what start needs (the
+#                                       # Kafka jars, versitygw), both in parallel
 #   infra/services.sh stop              # stop what infra/kafka.sh / infra/s3.sh started
 #   infra/services.sh status
 #
@@ -84,6 +86,18 @@ start() {
   log "services ready in $(elapsed "$t0")s"
 }
 
+# Downloads and builds only, nothing started: .ci/run overlaps them with npm ci.
+prepare() {
+  local t0 rc=0 kpid spid
+  t0=$(now_s)
+  "$HERE/kafka.sh" prepare & kpid=$!
+  "$HERE/s3.sh" prepare & spid=$!
+  wait "$kpid" || rc=1
+  wait "$spid" || rc=1
+  ((rc == 0)) || die "prepare failed (see above)"
+  log "services prepared in $(elapsed "$t0")s"
+}
+
 stop() {
   # Pid files decide, not KAFKA_BROKERS/S3_ENDPOINT: after `eval "$(... start)"`
   # those are set in the caller's shell but the services are still ours to stop.
@@ -104,8 +118,9 @@ status() {
 }
 
 case "${1:-}" in
+  prepare) prepare ;;
   start) start ;;
   stop) stop ;;
   status) status ;;
-  *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
+  *) echo "usage: $0 prepare|start|stop|status" >&2; exit 2 ;;
 esac
