@@ -86,15 +86,21 @@ start() {
   log "services ready in $(elapsed "$t0")s"
 }
 
-# Downloads and builds only, nothing started: .ci/run overlaps them with npm ci.
-prepare() {
-  local t0 rc=0 kpid spid
-  t0=$(now_s)
-  "$HERE/kafka.sh" prepare & kpid=$!
-  "$HERE/s3.sh" prepare & spid=$!
+# both CMD: infra/kafka.sh CMD and infra/s3.sh CMD side by side; fails if either does.
+both() {
+  local rc=0 kpid spid
+  "$HERE/kafka.sh" "$1" & kpid=$!
+  "$HERE/s3.sh" "$1" & spid=$!
   wait "$kpid" || rc=1
   wait "$spid" || rc=1
-  ((rc == 0)) || die "prepare failed (see above)"
+  return "$rc"
+}
+
+# Downloads and builds only, nothing started: .ci/run overlaps them with npm ci.
+prepare() {
+  local t0
+  t0=$(now_s)
+  both prepare || die "prepare failed (see above)"
   log "services prepared in $(elapsed "$t0")s"
 }
 
@@ -102,12 +108,7 @@ stop() {
   # Pid files decide, not KAFKA_BROKERS/S3_ENDPOINT: after `eval "$(... start)"`
   # those are set in the caller's shell but the services are still ours to stop.
   # Both in parallel: Kafka's clean shutdown takes ~2s, versitygw's ~1s.
-  local rc=0 kpid spid
-  "$HERE/kafka.sh" stop & kpid=$!
-  "$HERE/s3.sh" stop & spid=$!
-  wait "$kpid" || rc=1
-  wait "$spid" || rc=1
-  return "$rc"
+  both stop
 }
 
 status() {

@@ -87,18 +87,8 @@ function partHashesOf(dir: string): Record<string, string> {
 }
 
 /** Every TypeScript source under `dirs` of `root` (declaration files left out). */
-function tsFiles(root: string, dirs: string[]): string[] {
-  const out: string[] = [];
-  const walk = (d: string) => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (p.endsWith('.ts') && !p.endsWith('.d.ts')) out.push(p);
-    }
-  };
-  for (const d of dirs) walk(join(root, d));
-  return out;
-}
+const tsFiles = (root: string, dirs: string[]): string[] =>
+  dirs.flatMap((d) => readdirSync(join(root, d), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts')).map((f) => join(root, d, f)));
 
 /** The manifests of an output, in range order. */
 const readManifests = (dir: string): Array<{ files: Array<{ key: string; table: string; rows: number }>; rows: Record<string, number>; [k: string]: unknown }> =>
