@@ -31,7 +31,7 @@ const client = new OpenAI({
   logLevel: 'off',
   ...(pooled ? { fetch: pooled } : {}),
 });
-// WHOLE_RUN_BARE_WINDOW="3/47" (starts/ms) tries the product's finer rate window (src/llm/limits.ts).
+// WHOLE_RUN_BARE_WINDOW="16/250" (starts/ms) tries the product's rate window for 64/s (src/llm/limits.ts).
 const [cap, ms] = (process.env.WHOLE_RUN_BARE_WINDOW ?? '64/1000').split('/').map(Number) as [number, number];
 const queue = new PQueue({ concurrency: 32, intervalCap: cap, interval: ms, strict: true });
 let failed = 0;

@@ -144,6 +144,8 @@ interface Row {
   calls: number;
   wallS: number;
   firstS: number;
+  /** from the last request's arrival to the client's exit: the last reply, then shards and exit */
+  tailS: number;
   wholeRate: number;
   steadyRate: number;
   cpuPerCall: number;
@@ -176,6 +178,7 @@ function row(client: string, m: Measured, s: ServerStats): Row {
     calls: n,
     wallS: m.wallMs / 1000,
     firstS: (a[0]! - m.t0) / 1000,
+    tailS: (m.t0 + m.wallMs - a[n - 1]!) / 1000,
     wholeRate: n / (m.wallMs / 1000),
     steadyRate: (hi - lo) / ((a[hi]! - a[lo]!) / 1000),
     cpuPerCall: m.cpuMs / n,
@@ -189,13 +192,13 @@ function row(client: string, m: Measured, s: ServerStats): Row {
 function table(rows: readonly Row[]): string {
   const bare = rows.find((r) => r.client.startsWith('bare'));
   const lines = [
-    '| client | calls | wall s | first request s | calls/s (whole run) | calls/s (steady) | fraction of the limit (whole / steady) | CPU ms per call | CPU ms per call after the first request | ratio to bare |',
-    '|---|---|---|---|---|---|---|---|---|---|',
+    '| client | calls | wall s | first request s | last request to exit s | calls/s (whole run) | calls/s (steady) | fraction of the limit (whole / steady) | CPU ms per call | CPU ms per call after the first request | ratio to bare |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const r of rows) {
     const after = r.cpuPerCallAfterFirst === null ? '–' : fmt(r.cpuPerCallAfterFirst, 2);
     lines.push(
-      `| ${r.client} | ${r.calls} | ${fmt(r.wallS, 1)} | ${fmt(r.firstS, 2)} | ${fmt(r.wholeRate, 1)} | ${fmt(r.steadyRate, 1)} | **${fmt(r.wholeRate / LIMIT_PER_S, 3)}** / ${fmt(r.steadyRate / LIMIT_PER_S, 3)} | ${fmt(r.cpuPerCall, 2)} | ${after} | ${bare ? `**${fmt(r.cpuPerCall / bare.cpuPerCall, 2)}**` : '–'} |`,
+      `| ${r.client} | ${r.calls} | ${fmt(r.wallS, 1)} | ${fmt(r.firstS, 2)} | ${fmt(r.tailS, 2)} | ${fmt(r.wholeRate, 1)} | ${fmt(r.steadyRate, 1)} | **${fmt(r.wholeRate / LIMIT_PER_S, 3)}** / ${fmt(r.steadyRate / LIMIT_PER_S, 3)} | ${fmt(r.cpuPerCall, 2)} | ${after} | ${bare ? `**${fmt(r.cpuPerCall / bare.cpuPerCall, 2)}**` : '–'} |`,
     );
   }
   return lines.join('\n');
