@@ -92,6 +92,26 @@ describe('limit layer', () => {
     expect(starts).toEqual([0, 1, 2]);
     await limiter.close();
   });
+
+  it('hands a reply up only after the request that took its slot was written', async () => {
+    // undici writes a queued request from a setImmediate; the stand-in does the same.
+    const limiter = createLimiter({ max_concurrency: 1 });
+    const events: string[] = [];
+    const attempt = limitLayer(limiter)(async (r) => {
+      if (r.model === 'second') setImmediate(() => events.push('second written'));
+      return reply(r.model);
+    });
+    const first = attempt({ ...req, model: 'first' }, info()).then((c) => void events.push(`${c.content} handed up`));
+    const second = attempt({ ...req, model: 'second' }, info());
+    await Promise.all([first, second]);
+    expect(events).toEqual(['second written', 'first handed up']);
+    // failures wait for the write too, and keep their error
+    const failing = limitLayer(limiter)(async () => {
+      throw new ProviderError('boom', false);
+    });
+    await expect(failing(req, info())).rejects.toThrow('boom');
+    await limiter.close();
+  });
 });
 
 describe('redaction layer', () => {

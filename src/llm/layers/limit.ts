@@ -9,7 +9,7 @@
  * reply up in a microtask would parse, validate and judge it (and every reply read in the same
  * poll) before that write, so each slot would sit idle for the judging of other records. The
  * whole-run benchmark measured it at the fake server: reply sent → next request on that
- * connection 6.9 → 4.9 ms on average (docs/benchmarks.md).
+ * connection 6.3 → 4.9 ms on average (docs/benchmarks.md).
  */
 import type { Limiter } from '../limits.js';
 import type { AttemptLayer } from '../model.js';
