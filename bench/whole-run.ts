@@ -219,16 +219,36 @@ export function median(xs: readonly number[]): number {
  * minutes, for both clients alike, so one pair of runs can land on either side of 1.2: the
  * CLI and the bare client run in interleaved rounds and the medians decide.
  */
-export function summary(rounds: readonly Round[]): { fraction: number; ratio: number; ratios: number[]; cliCpu: number; bareCpu: number } {
+export function summary(rounds: readonly Round[]): Summary {
   const paired = rounds.filter((r): r is Round & { bare: Row } => r.bare !== undefined);
   const ratios = paired.map((r) => r.cli.cpuPerCall / r.bare.cpuPerCall);
+  const withShort = paired.filter((r): r is Round & { bare: Row; short: NonNullable<Round['short']> } => r.short !== undefined);
+  const marginal = withShort.map((r) => beyondShort(r.cli, r.short.cliMs, r.short.calls) / beyondShort(r.bare, r.short.bareMs, r.short.calls));
   return {
     fraction: median(rounds.map((r) => r.cli.wholeRate / LIMIT_PER_S)),
     ratio: median(ratios),
     ratios,
     cliCpu: median(rounds.map((r) => r.cli.cpuPerCall)),
     bareCpu: median(paired.map((r) => r.bare.cpuPerCall)),
+    marginal,
+    marginalRatio: median(marginal),
+    fixedCliMs: median(withShort.map((r) => r.short.cliMs)),
+    fixedBareMs: median(withShort.map((r) => r.short.bareMs)),
   };
+}
+
+export interface Summary {
+  fraction: number;
+  ratio: number;
+  ratios: number[];
+  cliCpu: number;
+  bareCpu: number;
+  /** per round: CLI over bare CPU per call beyond a short run */
+  marginal: number[];
+  marginalRatio: number;
+  /** median CPU ms of a short run */
+  fixedCliMs: number;
+  fixedBareMs: number;
 }
 
 interface Round {
@@ -236,28 +256,40 @@ interface Round {
   /** the default-fetch bare client replaying this round's bodies: the reference for the ratio */
   bare?: Row;
   rows: Row[];
+  /** CPU ms of a short run of each client (median of SHORT_RUNS) and its calls */
+  short?: { cliMs: number; bareMs: number; calls: number };
+}
+
+/** CPU ms per call that a long run spends beyond a short run of the same client. */
+export const beyondShort = (long: Row, shortMs: number, shortCalls: number): number => (long.cpuPerCall * long.calls - shortMs) / (long.calls - shortCalls);
+
+/** One input the clients are run on: its JSONL, how many records, and where the CLI's request bodies go. */
+interface Workload {
+  input: string;
+  records: number;
+  bodies: string;
 }
 
 /** The CLI run; checks every record was judged cleanly with exactly one call per seat (no re-asks). */
-async function runCli(dir: string, server: FakeServer, nRecords: number, nodeArgs: string[]): Promise<Row> {
+async function runCli(dir: string, server: FakeServer, w: Workload, nodeArgs: string[]): Promise<Row> {
   const config = join(dir, 'jury.json');
   writeConfig(config, server.url, join(dir, 'cache'));
-  await server.reset(join(dir, 'bodies.jsonl'));
-  rmSync(join(dir, 'out'), { recursive: true, force: true }); // each round judges everything again
+  await server.reset(w.bodies);
+  rmSync(join(dir, 'out'), { recursive: true, force: true }); // each run judges everything again
   const extra = (process.env.WHOLE_RUN_CLI_ARGS ?? '').split(' ').filter(Boolean);
-  const args = [CLI, 'run', '-c', config, '-i', join(dir, 'input.jsonl'), '-o', join(dir, 'out'), '--concurrency', '48', '--progress', 'none', '--no-cache', ...extra];
+  const args = [CLI, 'run', '-c', config, '-i', w.input, '-o', join(dir, 'out'), '--concurrency', '48', '--progress', 'none', '--no-cache', ...extra];
   const m = await measure(dir, 'cli', nodeArgs, args);
   const s = await server.stats();
   const clean = /clean verdicts\s+(\d+)/.exec(m.stdout)?.[1];
-  if (Number(clean) !== nRecords || s.kinds.juror !== 3 * nRecords || s.kinds.consolidation !== nRecords) {
-    throw new Error(`CLI run was not ${nRecords} clean verdicts of 4 calls each: requests ${JSON.stringify(s.kinds)}\n${m.stdout}\n${m.stderr.slice(-2000)}`);
+  if (Number(clean) !== w.records || s.kinds.juror !== 3 * w.records || s.kinds.consolidation !== w.records) {
+    throw new Error(`CLI run was not ${w.records} clean verdicts of 4 calls each: requests ${JSON.stringify(s.kinds)}\n${m.stdout}\n${m.stderr.slice(-2000)}`);
   }
   return row('`reasoning-jury run`', m, s);
 }
 
-async function runBare(dir: string, server: FakeServer, undici: boolean, nodeArgs: string[]): Promise<Row> {
+async function runBare(dir: string, server: FakeServer, w: Workload, undici: boolean, nodeArgs: string[]): Promise<Row> {
   await server.reset(null);
-  const m = await measure(dir, undici ? 'bare-undici' : 'bare', nodeArgs, [here('./whole-run-bare.js'), join(dir, 'bodies.jsonl'), server.url, ...(undici ? ['--undici'] : [])]);
+  const m = await measure(dir, undici ? 'bare-undici' : 'bare', nodeArgs, [here('./whole-run-bare.js'), w.bodies, server.url, ...(undici ? ['--undici'] : [])]);
   const s = await server.stats();
   const out = JSON.parse(m.stdout.trim().split('\n').at(-1)!) as { failed: number };
   if (out.failed > 0) throw new Error(`bare client: ${out.failed} calls failed`);
@@ -265,9 +297,32 @@ async function runBare(dir: string, server: FakeServer, undici: boolean, nodeArg
 }
 
 /**
+ * The fixed part of each client's CPU: the median of SHORT_RUNS short runs (a few records, the
+ * same code path: startup, a handful of calls, one range's shards, exit). What the long run
+ * spends beyond it, per extra call, is the cost that a run of days pays per call.
+ */
+async function shortRuns(dir: string, server: FakeServer, w: Workload, nodeArgs: string[]): Promise<{ cliMs: number; bareMs: number; calls: number }> {
+  const cli: number[] = [];
+  const bare: number[] = [];
+  let calls = 0;
+  for (let i = 0; i < SHORT_RUNS; i++) {
+    const c = await runCli(dir, server, w, nodeArgs);
+    const b = await runBare(dir, server, w, false, nodeArgs);
+    cli.push(c.cpuPerCall * c.calls);
+    bare.push(b.cpuPerCall * b.calls);
+    calls = c.calls;
+  }
+  return { cliMs: median(cli), bareMs: median(bare), calls };
+}
+
+const SHORT_RUNS = 3;
+
+/**
  * `npm run bench -- whole-run`. WHOLE_RUN_ROUNDS sets the interleaved rounds (default 3: CLI, then
  * the bare client on the bodies it sent, three times; the pooled-fetch side row in the first
- * round only); WHOLE_RUN_RECORDS overrides the record count (quick checks);
+ * round only); after each round, 3 short runs of each client on WHOLE_RUN_SHORT records (default 8,
+ * at least 3; 0 skips them) split the CPU into a fixed and a per-call part; WHOLE_RUN_RECORDS
+ * overrides the record count (quick checks);
  * WHOLE_RUN_NODE_ARGS adds node flags to every measured client (e.g. "--cpu-prof --cpu-prof-dir=/tmp/p");
  * WHOLE_RUN_CLI_ARGS adds arguments to `run` (e.g. "--max-heap-mb 0"); WHOLE_RUN_CLIENTS=bare,bare-undici
  * picks the bare rows to run after the CLI (default both; `none` for CLI-only rounds); WHOLE_RUN_KEEP
@@ -278,15 +333,20 @@ export async function benchWholeRun(nRecords = Number(process.env.WHOLE_RUN_RECO
   const server = await startFakeServer();
   try {
     const source = writeInput(join(dir, 'input.jsonl'), nRecords);
+    const long: Workload = { input: join(dir, 'input.jsonl'), records: nRecords, bodies: join(dir, 'bodies.jsonl') };
+    const nShort = Number(process.env.WHOLE_RUN_SHORT ?? 8);
+    if (nShort > 0) writeInput(join(dir, 'short.jsonl'), nShort);
+    const short: Workload = { input: join(dir, 'short.jsonl'), records: nShort, bodies: join(dir, 'bodies-short.jsonl') };
     const nodeArgs = (process.env.WHOLE_RUN_NODE_ARGS ?? '').split(' ').filter(Boolean);
     const only = process.env.WHOLE_RUN_CLIENTS?.split(',');
     const nRounds = Math.max(1, Number(process.env.WHOLE_RUN_ROUNDS ?? 3));
     const rounds: Round[] = [];
     for (let i = 0; i < nRounds; i++) {
-      const cli = await runCli(dir, server, nRecords, nodeArgs);
-      const bare = !only || only.includes('bare') ? await runBare(dir, server, false, nodeArgs) : undefined;
-      const pooled = i === 0 && (!only || only.includes('bare-undici')) ? await runBare(dir, server, true, nodeArgs) : undefined;
-      rounds.push({ cli, ...(bare ? { bare } : {}), rows: [cli, ...(bare ? [bare] : []), ...(pooled ? [pooled] : [])] });
+      const cli = await runCli(dir, server, long, nodeArgs);
+      const bare = !only || only.includes('bare') ? await runBare(dir, server, long, false, nodeArgs) : undefined;
+      const pooled = i === 0 && (!only || only.includes('bare-undici')) ? await runBare(dir, server, long, true, nodeArgs) : undefined;
+      const shortFig = bare && nShort > 0 ? await shortRuns(dir, server, short, nodeArgs) : undefined;
+      rounds.push({ cli, ...(bare ? { bare } : {}), ...(shortFig ? { short: shortFig } : {}), rows: [cli, ...(bare ? [bare] : []), ...(pooled ? [pooled] : [])] });
     }
     const caps = rounds[0]!.rows.map((r) => `${r.client}: ${r.maxInFlight} in flight, ${r.maxPerSecond} in 1 s, ${r.connections} connections`).join('; ');
     const s = summary(rounds);
@@ -296,12 +356,16 @@ export async function benchWholeRun(nRecords = Number(process.env.WHOLE_RUN_RECO
         ? `CPU per call ${fmt(s.cliCpu, 2)} ms (CLI) against ${fmt(s.bareCpu, 2)} ms (bare), ratio in each round ${s.ratios.map((r) => fmt(r, 2)).join(', ')}, median **${fmt(s.ratio, 2)}** (target ≤ 1.2, ${s.ratio <= 1.2 ? 'met' : 'not met'}).`
         : `CPU per call ${fmt(s.cliCpu, 2)} ms (CLI); no bare run, so no ratio.`,
     ].join(' ');
+    const split = s.marginal.length
+      ? `Split into a fixed and a per-call part (${SHORT_RUNS} runs of ${nShort} records per round and client, medians): a short run costs ${fmt(s.fixedCliMs / 1000, 2)} CPU-s (CLI) and ${fmt(s.fixedBareMs / 1000, 2)} (bare); beyond it, the CLI spends ${s.marginal.map((r) => fmt(r, 2)).join(', ')} times the bare client's CPU per call, median **${fmt(s.marginalRatio, 2)}**.`
+      : '';
     return [
       `Whole run against a fake OpenAI-compatible endpoint in a child process (every call answered after 500 ms), ${nRecords} records (${source}) x 4 calls (3 jurors + consolidation), cache off; every client limited to ${IN_FLIGHT} calls in flight and ${LIMIT_PER_S} calls/s, so the ceiling is ${LIMIT_PER_S} calls/s. The bare clients replay the request bodies the CLI sent in the same round. CPU is user + system of the whole client process, startup included.`,
       '',
       table(rounds),
       '',
       verdict,
+      ...(split ? ['', split] : []),
       '',
       `Most seen at the server in round 1: ${caps}.`,
     ].join('\n');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { median, summary } from '../../bench/whole-run.js';
+import { beyondShort, median, summary } from '../../bench/whole-run.js';
 
 /** A measured run with just the fields the summary reads. */
 const run = (cpuPerCall: number, wholeRate = 61) => ({ client: 'x', calls: 3200, wallS: 52, firstS: 0.4, tailS: 0.8, wholeRate, steadyRate: 63.9, cpuPerCall, cpuPerCallAfterFirst: null, maxInFlight: 32, maxPerSecond: 64, connections: 32 });
@@ -32,5 +32,18 @@ describe('whole-run summary', () => {
     expect(s.ratios).toEqual([]);
     expect(s.ratio).toBeNaN();
     expect(s.cliCpu).toBe(2);
+  });
+
+  it('splits each client\'s CPU into a short run and what a long run spends per call beyond it', () => {
+    // CLI: 3,200 calls at 1.8 ms = 5,760 ms, of which a 32-call run costs 800 ms -> 4,960 / 3,168
+    // bare: 3,200 calls at 1.5 ms = 4,800 ms, a 32-call run 300 ms -> 4,500 / 3,168
+    expect(beyondShort(run(1.8), 800, 32)).toBeCloseTo(4960 / 3168, 10);
+    const cli = run(1.8);
+    const bare = run(1.5);
+    const s = summary([{ cli, bare, rows: [cli, bare], short: { cliMs: 800, bareMs: 300, calls: 32 } }]);
+    expect(s.ratio).toBeCloseTo(1.2, 10);
+    expect(s.marginalRatio).toBeCloseTo(4960 / 4500, 10);
+    expect(s.fixedCliMs).toBe(800);
+    expect(s.fixedBareMs).toBe(300);
   });
 });
