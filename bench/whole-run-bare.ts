@@ -3,10 +3,10 @@
  * bodies the CLI sent (captured by the fake server), 32 in flight and at most 64 starts per
  * second (p-queue's interval limit), and parses each reply's JSON content. Nothing else.
  *
- * Usage: node whole-run-bare.js <bodies.jsonl> <base_url> [--undici]  (env WHOLE_RUN_BARE_WINDOW, below)
- * --undici gives the client the product's fetch (src/llm/pooled-fetch.ts over an undici Agent,
- * as src/llm/openai-provider.ts does): a side row that separates the transport's cost from the
- * rest of the product's.
+ * Usage: node whole-run-bare.js <bodies.jsonl> <base_url> [--pooled]  (env WHOLE_RUN_BARE_WINDOW, below)
+ * --pooled gives the client the product's fetch (src/llm/pooled-fetch.ts over one endpoint's
+ * keep-alive pool, as src/llm/openai-provider.ts does): a side row that separates the
+ * transport's cost from the rest of the product's.
  */
 import OpenAI from 'openai';
 import PQueue from 'p-queue';
@@ -18,11 +18,9 @@ const bodies = readFileSync(bodiesPath, 'utf8')
   .filter((l) => l.length > 0)
   .map((l) => JSON.parse(l) as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming);
 
-// Imported only when asked: loading the undici package installs its Agent as the global
-// dispatcher, which Node's built-in fetch would then use too.
-const undici = flag === '--undici' ? await import('undici') : null;
-const agent = undici ? new undici.Agent({ connections: 32, keepAliveTimeout: 30_000 }) : null;
-const pooled = agent ? (await import('../src/llm/pooled-fetch.js')).pooledFetch(agent) : null;
+const product = flag === '--pooled' ? await import('../src/llm/pooled-fetch.js') : null;
+const pool = product ? product.connectionPool(32) : null;
+const pooled = product && pool ? product.pooledFetch(pool) : null;
 const client = new OpenAI({
   apiKey: 'not-needed',
   baseURL,
@@ -48,5 +46,5 @@ await Promise.all(
     }),
   ),
 );
-await agent?.close();
+pool?.close();
 process.stdout.write(JSON.stringify({ calls: bodies.length, failed, findings }) + '\n');

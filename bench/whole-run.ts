@@ -287,13 +287,13 @@ async function runCli(dir: string, server: FakeServer, w: Workload, nodeArgs: st
   return row('`reasoning-jury run`', m, s);
 }
 
-async function runBare(dir: string, server: FakeServer, w: Workload, undici: boolean, nodeArgs: string[]): Promise<Row> {
+async function runBare(dir: string, server: FakeServer, w: Workload, pooled: boolean, nodeArgs: string[]): Promise<Row> {
   await server.reset(null);
-  const m = await measure(dir, undici ? 'bare-undici' : 'bare', nodeArgs, [here('./whole-run-bare.js'), w.bodies, server.url, ...(undici ? ['--undici'] : [])]);
+  const m = await measure(dir, pooled ? 'bare-pooled' : 'bare', nodeArgs, [here('./whole-run-bare.js'), w.bodies, server.url, ...(pooled ? ['--pooled'] : [])]);
   const s = await server.stats();
   const out = JSON.parse(m.stdout.trim().split('\n').at(-1)!) as { failed: number };
   if (out.failed > 0) throw new Error(`bare client: ${out.failed} calls failed`);
-  return row(undici ? 'bare `openai` client, the product\'s pooled fetch' : 'bare `openai` client (default fetch)', m, s);
+  return row(pooled ? 'bare `openai` client, the product\'s pooled fetch' : 'bare `openai` client (default fetch)', m, s);
 }
 
 /**
@@ -324,7 +324,7 @@ const SHORT_RUNS = 3;
  * at least 3; 0 skips them) split the CPU into a fixed and a per-call part; WHOLE_RUN_RECORDS
  * overrides the record count (quick checks);
  * WHOLE_RUN_NODE_ARGS adds node flags to every measured client (e.g. "--cpu-prof --cpu-prof-dir=/tmp/p");
- * WHOLE_RUN_CLI_ARGS adds arguments to `run` (e.g. "--max-heap-mb 0"); WHOLE_RUN_CLIENTS=bare,bare-undici
+ * WHOLE_RUN_CLI_ARGS adds arguments to `run` (e.g. "--max-heap-mb 0"); WHOLE_RUN_CLIENTS=bare,bare-pooled
  * picks the bare rows to run after the CLI (default both; `none` for CLI-only rounds); WHOLE_RUN_KEEP
  * keeps the temporary folder (input, config, the last round's bodies, shards).
  */
@@ -344,7 +344,7 @@ export async function benchWholeRun(nRecords = Number(process.env.WHOLE_RUN_RECO
     for (let i = 0; i < nRounds; i++) {
       const cli = await runCli(dir, server, long, nodeArgs);
       const bare = !only || only.includes('bare') ? await runBare(dir, server, long, false, nodeArgs) : undefined;
-      const pooled = i === 0 && (!only || only.includes('bare-undici')) ? await runBare(dir, server, long, true, nodeArgs) : undefined;
+      const pooled = i === 0 && (!only || only.includes('bare-pooled')) ? await runBare(dir, server, long, true, nodeArgs) : undefined;
       const shortFig = bare && nShort > 0 ? await shortRuns(dir, server, short, nodeArgs) : undefined;
       rounds.push({ cli, ...(bare ? { bare } : {}), ...(shortFig ? { short: shortFig } : {}), rows: [cli, ...(bare ? [bare] : []), ...(pooled ? [pooled] : [])] });
     }

@@ -1,7 +1,7 @@
 /**
  * Provider over the official `openai` client, for any OpenAI-compatible server.
  *
- * - One client and one undici connection pool per endpoint (paper App. L: separate pools avoid
+ * - One client and one keep-alive connection pool per endpoint (paper App. L: separate pools avoid
  *   TLS-handshake races when jurors fan out in parallel).
  * - The client's own retries are off (maxRetries: 0): the gateway retries, so backoff, limits
  *   and the audit log see every attempt.
@@ -12,11 +12,10 @@
  * - A reply rejecting a request field becomes a RejectedFieldError (./rejection.ts): not retried.
  */
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
-import { Agent, type Dispatcher, request } from 'undici';
 import { createDialectResolver, PROBE_MAX_TOKENS, PROBE_PROMPT } from './dialect-probe.js';
 import { dialectFields } from './dialect.js';
 import { toFinishReason } from './finish-reason.js';
-import { pooledFetch } from './pooled-fetch.js';
+import { connectionPool, pooledFetch } from './pooled-fetch.js';
 import { asRejection } from './rejection.js';
 import { windowFromModels } from './tokens.js';
 import { logger, type Logger } from '../util/log.js';
@@ -64,8 +63,9 @@ export function createOpenAIProvider(name: string, endpoint: EndpointConfig, opt
   const apiKey = (endpoint.api_key_env ? env[endpoint.api_key_env] : undefined) || 'not-needed';
   // The key is redacted from every message we produce, whatever its variable is called.
   const redactor = createRedactor(env, [apiKey === 'not-needed' ? undefined : apiKey]);
-  const agent = new Agent({ connections: endpoint.max_concurrency, keepAliveTimeout: 30_000 });
-  const client = clientFor(endpoint, apiKey, agent);
+  const pool = connectionPool(endpoint.max_concurrency);
+  const fetch = pooledFetch(pool);
+  const client = clientFor(endpoint, apiKey, fetch);
 
   /** One chat completion with `body`; every failure is a redacted ProviderError. */
   async function send(body: Record<string, unknown>, extraBody: Record<string, unknown> | undefined, signal: AbortSignal): Promise<ChatResponse> {
@@ -86,8 +86,7 @@ export function createOpenAIProvider(name: string, endpoint: EndpointConfig, opt
   }
 
   /** GET {base_url}/models on the endpoint's own pool, with its headers and key. */
-  const getModels = (signal: AbortSignal) =>
-    request(`${endpoint.base_url!.replace(/\/+$/, '')}/models`, { method: 'GET', headers: { ...endpoint.headers, authorization: `Bearer ${apiKey}` }, dispatcher: agent, signal });
+  const getModels = (signal: AbortSignal) => fetch(`${endpoint.base_url!.replace(/\/+$/, '')}/models`, { method: 'GET', headers: { ...endpoint.headers, authorization: `Bearer ${apiKey}` }, signal });
 
   // The probe sends no sampling knobs: some models refuse any temperature but their own.
   const dialects = createDialectResolver({
@@ -112,9 +111,7 @@ export function createOpenAIProvider(name: string, endpoint: EndpointConfig, opt
       // Any status below 500 (a 404 from a server without /models included) means it serves.
       let status: number;
       try {
-        const res = await getModels(signal);
-        status = res.statusCode;
-        await res.body.dump();
+        status = (await getModels(signal)).status; // read whole already: nothing to drain
       } catch (err) {
         const detail = err instanceof Error ? `${err.message}${(err as { code?: string }).code ? ` (${(err as { code?: string }).code})` : ''}` : String(err);
         throw new ProviderError(redactor.text(short(`probe GET /models: ${detail}`)), true, undefined, undefined, 'connection');
@@ -127,22 +124,16 @@ export function createOpenAIProvider(name: string, endpoint: EndpointConfig, opt
     },
     async close() {
       dialects.close();
-      await agent.close();
+      pool.close();
     },
   };
 }
 
 /** The context window a GET /models reply gives for `model`; 5xx throws (asked again later). */
-async function contextWindowOf(res: Dispatcher.ResponseData, model: string): Promise<WindowSource | undefined> {
-  if (res.statusCode >= 500) {
-    await res.body.dump();
-    throw new ProviderError(`GET /models: HTTP ${res.statusCode}`, true, res.statusCode);
-  }
-  if (res.statusCode >= 300) {
-    await res.body.dump();
-    return undefined;
-  }
-  const body: unknown = await res.body.json().catch(() => null);
+async function contextWindowOf(res: Response, model: string): Promise<WindowSource | undefined> {
+  if (res.status >= 500) throw new ProviderError(`GET /models: HTTP ${res.status}`, true, res.status);
+  if (res.status >= 300) return undefined;
+  const body: unknown = await res.json().catch(() => null);
   return windowFromModels(body, model);
 }
 
@@ -170,7 +161,7 @@ function chatBody(req: ChatRequest, maxTokensField: string, format: Record<strin
   };
 }
 
-function clientFor(endpoint: EndpointConfig, apiKey: string, agent: Agent): OpenAI {
+function clientFor(endpoint: EndpointConfig, apiKey: string, fetch: typeof globalThis.fetch): OpenAI {
   return new OpenAI({
     apiKey,
     baseURL: endpoint.base_url,
@@ -184,7 +175,7 @@ function clientFor(endpoint: EndpointConfig, apiKey: string, agent: Agent): Open
     maxRetries: 0,
     timeout: endpoint.timeout_ms,
     defaultHeaders: endpoint.headers,
-    fetch: keepErrorBodies(pooledFetch(agent)),
+    fetch: keepErrorBodies(fetch),
   });
 }
 

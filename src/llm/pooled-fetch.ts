@@ -1,38 +1,87 @@
 /**
- * The `fetch` the `openai` client is given: one request over an endpoint's own undici pool,
- * with the reply read whole before it is handed back as a standard `Response`.
+ * The `fetch` the `openai` client is given: one request over an endpoint's own keep-alive pool
+ * of `node:http` / `node:https` sockets, with the reply read whole before it is handed back as a
+ * standard `Response`.
  *
- * Why not undici's `fetch`: the WHATWG fetch machinery (request objects, web streams on both
- * bodies, the fetch controller) cost about as much CPU per call as the rest of the stage
- * together (docs/benchmarks.md, "Whole-run speed"). Chat completions are small JSON bodies
- * read whole anyway, so `undici.request` does the same job with far less work (whole-run
- * benchmark: about 1 ms of CPU less per call). Anything this does not handle (streamed request
- * bodies, Request objects) goes to undici's `fetch` over the same pool.
+ * Why not a WHATWG fetch: its machinery (request objects, web streams on both bodies, the fetch
+ * controller) cost about as much CPU per call as the rest of the stage together. Why not undici's
+ * `request()` (what this was until 2026-12): Node's own HTTP client parses replies in native
+ * code and is already loaded with Node, where undici is a megabyte of JavaScript to load and its
+ * parser runs in WebAssembly; the same bare client spends ~0.2 ms of CPU less per call on this
+ * pool (docs/benchmarks.md, "Whole-run speed"). Chat completions are small JSON bodies read
+ * whole anyway, so nothing streams here.
  */
-import { type Dispatcher, fetch as undiciFetch, request } from 'undici';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 
 type FetchLike = typeof globalThis.fetch;
 
-export function pooledFetch(dispatcher: Dispatcher): FetchLike {
-  // undici's fetch does not take the global Request class: pass its parts instead.
-  const fallback = (input: Parameters<FetchLike>[0], init?: RequestInit) => {
-    const fromRequest = input instanceof Request ? { method: input.method, headers: input.headers, body: input.body, signal: input.signal, duplex: 'half' } : {};
-    const url = input instanceof Request ? input.url : String(input);
-    return undiciFetch(url, { ...fromRequest, ...(init as Record<string, unknown>), dispatcher } as Parameters<typeof undiciFetch>[1]) as unknown as Promise<Response>;
+/** One endpoint's sockets: at most `maxSockets` open, idle ones kept for reuse. */
+export interface ConnectionPool {
+  readonly http: HttpAgent;
+  readonly https: HttpsAgent;
+  /** closes every socket, idle or busy */
+  close(): void;
+}
+
+// Idle sockets are closed after this long (a server's own Keep-Alive hint, when shorter, wins).
+const IDLE_MS = 30_000;
+
+export function connectionPool(maxSockets: number): ConnectionPool {
+  const opts = { keepAlive: true, maxSockets, timeout: IDLE_MS };
+  const http = new HttpAgent(opts);
+  const https = new HttpsAgent(opts);
+  return {
+    http,
+    https,
+    close() {
+      http.destroy();
+      https.destroy();
+    },
   };
+}
+
+export function pooledFetch(pool: ConnectionPool): FetchLike {
   return (async (input: Parameters<FetchLike>[0], init?: RequestInit): Promise<Response> => {
-    const body = init?.body;
-    if (typeof input !== 'string' && !(input instanceof URL)) return fallback(input, init);
-    if (body !== undefined && body !== null && typeof body !== 'string' && !(body instanceof Uint8Array)) return fallback(input, init);
-    const res = await request(input, {
-      method: (init?.method ?? 'GET') as Dispatcher.HttpMethod,
-      headers: headerRecord(init?.headers),
-      ...(body !== undefined && body !== null ? { body } : {}),
-      ...(init?.signal ? { signal: init.signal } : {}),
-      dispatcher,
-    });
-    return new BufferedResponse(res.statusCode, headerPairs(res.headers), await res.body.text()) as unknown as Response;
+    // A Request object (the client never sends one) is taken apart into the same parts.
+    const fromRequest = input instanceof Request ? { method: input.method, headers: input.headers, body: input.body === null ? undefined : await input.arrayBuffer(), signal: input.signal } : {};
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    const parts = { ...fromRequest, ...init };
+    const body = await bodyBytes(parts.body);
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const agent = url.protocol === 'https:' ? pool.https : pool.http;
+    const signal = parts.signal ?? undefined;
+    try {
+      const res = await new Promise<IncomingMessage>((resolve, reject) => {
+        const req = send(url, { method: parts.method ?? 'GET', headers: headerRecord(parts.headers), agent, ...(signal ? { signal } : {}) }, resolve);
+        req.once('error', reject);
+        req.end(body);
+      });
+      return new BufferedResponse(res.statusCode ?? 0, headerPairs(res.rawHeaders), await readText(res)) as unknown as Response;
+    } catch (err) {
+      // Aborted while the body was still coming, Node reports the reply as cut ('aborted',
+      // ECONNRESET); a fetch says AbortError, which is how the client tells its timeout apart.
+      if (signal?.aborted && !(err instanceof Error && err.name === 'AbortError')) throw new DOMException('This operation was aborted', 'AbortError');
+      throw err;
+    }
   }) as FetchLike;
+}
+
+/** A body as a string or bytes; anything else (a stream, a Blob) is read whole first. */
+async function bodyBytes(body: RequestInit['body'] | ArrayBuffer | undefined): Promise<string | Uint8Array | undefined> {
+  if (body === undefined || body === null) return undefined;
+  if (typeof body === 'string' || body instanceof Uint8Array) return body;
+  return new Uint8Array(await new Response(body as ConstructorParameters<typeof Response>[0]).arrayBuffer());
+}
+
+function readText(res: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    res.setEncoding('utf8');
+    res.on('data', (chunk: string) => (text += chunk));
+    res.once('end', () => resolve(text));
+    res.once('error', reject);
+  });
 }
 
 /**
@@ -67,7 +116,7 @@ class BufferedResponse extends ResponseBase {
   }
 }
 
-function headerRecord(h: RequestInit['headers']): Record<string, string> {
+function headerRecord(h: RequestInit['headers']): OutgoingHttpHeaders {
   if (!h) return {};
   const out: Record<string, string> = {};
   if (Array.isArray(h)) for (const [k, v] of h) out[k!.toLowerCase()] = v!;
@@ -76,12 +125,9 @@ function headerRecord(h: RequestInit['headers']): Record<string, string> {
   return out;
 }
 
-function headerPairs(h: Record<string, string | string[] | undefined>): [string, string][] {
+/** Node's raw header list (name, value, name, value, …) as pairs; repeated names stay repeated. */
+function headerPairs(raw: string[]): [string, string][] {
   const out: [string, string][] = [];
-  for (const [k, v] of Object.entries(h)) {
-    if (v === undefined) continue;
-    if (Array.isArray(v)) for (const one of v) out.push([k, one]);
-    else out.push([k, v]);
-  }
+  for (let i = 0; i + 1 < raw.length; i += 2) out.push([raw[i]!, raw[i + 1]!]);
   return out;
 }

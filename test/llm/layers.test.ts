@@ -94,7 +94,7 @@ describe('limit layer', () => {
   });
 
   it('hands a reply up only after the request that took its slot was written', async () => {
-    // undici writes a queued request from a setImmediate; the stand-in does the same.
+    // The HTTP client writes a queued request on a later tick; the stand-in writes from a setImmediate, the latest of them.
     const limiter = createLimiter({ max_concurrency: 1 });
     const events: string[] = [];
     const attempt = limitLayer(limiter)(async (r) => {

@@ -1,15 +1,15 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pooledFetch } from '../../src/llm/pooled-fetch.js';
+import { connectionPool, pooledFetch } from '../../src/llm/pooled-fetch.js';
 
 // The fetch the openai client is given: what it hands back must behave like a fetch Response.
 let server: Server;
 let base: string;
 const seen: Array<{ method: string; url: string; headers: Record<string, unknown>; body: string }> = [];
-const agent = new Agent({ connections: 2 });
-const fetch = pooledFetch(agent);
+const pool = connectionPool(2);
+const fetch = pooledFetch(pool);
+let connections = 0;
 
 beforeAll(async () => {
   server = createServer((req, res) => {
@@ -23,11 +23,12 @@ beforeAll(async () => {
       res.end(JSON.stringify({ echo: body, path: req.url }));
     });
   });
+  server.on('connection', () => connections++);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 afterAll(async () => {
-  await agent.close();
+  pool.close();
   await new Promise((r) => server.close(r));
 });
 
@@ -64,8 +65,37 @@ describe('pooledFetch', () => {
     await expect(fetch(`${base}/x`, { method: 'GET', signal: ctl.signal })).rejects.toThrow();
   });
 
-  it('hands what it does not read itself (a Request object) to undici fetch on the same pool', async () => {
-    const res = await fetch(new Request(`${base}/via-fetch`, { method: 'POST', body: 'r' }));
-    expect(await res.json()).toEqual({ echo: 'r', path: '/via-fetch' });
+  it('takes a Request object apart and sends it over the same pool', async () => {
+    const own = connectionPool(2);
+    const ownFetch = pooledFetch(own);
+    const before = connections;
+    await (await ownFetch(`${base}/first`, { method: 'GET' })).text();
+    const res = await ownFetch(new Request(`${base}/via-request`, { method: 'POST', body: 'r', headers: { 'x-from': 'request' } }));
+    expect(await res.json()).toEqual({ echo: 'r', path: '/via-request' });
+    expect(seen.at(-1)).toMatchObject({ method: 'POST', headers: { 'x-from': 'request' } });
+    expect(connections - before).toBe(1); // the second request reused the pool's idle socket
+    own.close();
+  });
+
+  it('reads a streamed body whole before sending it', async () => {
+    const stream = new ReadableStream({
+      start(c) {
+        c.enqueue(new TextEncoder().encode('part one, '));
+        c.enqueue(new TextEncoder().encode('part two'));
+        c.close();
+      },
+    });
+    await fetch(`${base}/stream`, { method: 'POST', body: stream, duplex: 'half' } as RequestInit);
+    expect(seen.at(-1)?.body).toBe('part one, part two');
+  });
+
+  it('keeps at most its size of sockets open however many requests run at once', async () => {
+    const own = connectionPool(2);
+    const before = connections;
+    const replies = await Promise.all(Array.from({ length: 6 }, (_, i) => pooledFetch(own)(`${base}/n${i}`, { method: 'GET' })));
+    expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    expect(connections - before).toBeLessThanOrEqual(2);
+    expect(connections - before).toBeGreaterThan(0);
+    own.close();
   });
 });

@@ -5,9 +5,10 @@
  * (the Phase 1 ceiling) and latencies can leave out time spent waiting on ourselves.
  *
  * The attempt's outcome is handed up from a setImmediate, not a microtask. The slot it frees goes
- * at once to the next queued attempt, whose request undici writes from a setImmediate; handing the
- * reply up in a microtask would parse, validate and judge it (and every reply read in the same
- * poll) before that write, so each slot would sit idle for the judging of other records. The
+ * at once to the next queued attempt, whose request is written on a later tick (Node's HTTP client
+ * writes once its pool hands the request a socket); handing the reply up in a microtask would
+ * parse, validate and judge it (and every reply read in the same poll) before that write, so each
+ * slot would sit idle for the judging of other records. The
  * whole-run benchmark measured it at the fake server: reply sent → next request on that
  * connection 6.3 → 4.9 ms on average (docs/benchmarks.md).
  */
