@@ -27,8 +27,12 @@ export interface ConnectionPool {
 // Idle sockets are closed after this long (a server's own Keep-Alive hint, when shorter, wins).
 const IDLE_MS = 30_000;
 
-export function connectionPool(maxSockets: number): ConnectionPool {
-  const opts = { keepAlive: true, maxSockets, timeout: IDLE_MS };
+/**
+ * `idleMs` closes sockets that sat idle that long; it is never a limit on a request (the
+ * client's own timeout is), so a model that answers slowly keeps its socket.
+ */
+export function connectionPool(maxSockets: number, idleMs = IDLE_MS): ConnectionPool {
+  const opts = { keepAlive: true, maxSockets, timeout: idleMs };
   const http = new HttpAgent(opts);
   const https = new HttpsAgent(opts);
   return {

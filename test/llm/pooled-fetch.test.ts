@@ -98,4 +98,23 @@ describe('pooledFetch', () => {
     expect(connections - before).toBeGreaterThan(0);
     own.close();
   });
+
+  it('closes a socket idle longer than its idle time, but never cuts a reply that takes longer', async () => {
+    const closed: Promise<void>[] = [];
+    const slow = createServer((req, res) => setTimeout(() => res.end('late reply'), 600));
+    slow.keepAliveTimeout = 120_000; // the server keeps idle sockets past the test's timeout: only the pool can close this one
+    slow.on('connection', (socket) => closed.push(new Promise((r) => socket.once('close', () => r()))));
+    await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/`;
+    const own = connectionPool(1, 200);
+    const get = pooledFetch(own);
+    // 600 ms replies on a pool whose sockets close after 200 ms idle: both arrive whole, the
+    // second on the socket the first left idle.
+    expect(await (await get(url, { method: 'GET' })).text()).toBe('late reply');
+    expect(await (await get(url, { method: 'GET' })).text()).toBe('late reply');
+    expect(closed).toHaveLength(1);
+    await closed[0]; // then, idle, the socket is closed by the pool
+    own.close();
+    await new Promise((r) => slow.close(r));
+  });
 });
