@@ -11,7 +11,7 @@ import { prepareRecord } from '../src/pipeline/steps/segment.js';
 import { phase1Messages } from '../src/prompts/build.js';
 import { loadPromptSet } from '../src/prompts/templates.js';
 import { openRuntime } from '../src/compose/runtime.js';
-import { fmt } from './common.js';
+import { fmt, median } from './common.js';
 
 const CONTEXT = 4096;
 const MAX_TOKENS = 192;
@@ -100,12 +100,6 @@ export async function benchLocal(): Promise<string> {
   } finally {
     await lease.release();
   }
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
 function mean(xs: number[]): number {

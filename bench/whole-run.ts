@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { benchRecords, fmt } from './common.js';
+import { benchRecords, fmt, median } from './common.js';
 
 /**
  * Whole-run speed (issue 12, point 9): the real `reasoning-jury run` against a fake
@@ -205,13 +205,6 @@ function table(rounds: readonly Round[]): string {
     }
   });
   return lines.join('\n');
-}
-
-export function median(xs: readonly number[]): number {
-  if (xs.length === 0) return Number.NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
 /**

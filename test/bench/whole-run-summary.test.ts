@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { beyondShort, median, summary } from '../../bench/whole-run.js';
+import { median } from '../../bench/common.js';
+import { beyondShort, summary } from '../../bench/whole-run.js';
 
 /** A measured run with just the fields the summary reads. */
 const run = (cpuPerCall: number, wholeRate = 61) => ({ client: 'x', calls: 3200, wallS: 52, firstS: 0.4, tailS: 0.8, wholeRate, steadyRate: 63.9, cpuPerCall, cpuPerCallAfterFirst: null, maxInFlight: 32, maxPerSecond: 64, connections: 32 });
