@@ -1,4 +1,4 @@
-import type { EndpointConfig, JuryConfig } from '../../schemas/config.js';
+import { isExternalSeat, type EndpointConfig, type JuryConfig } from '../../schemas/config.js';
 import { configHash } from '../config/load.js';
 import { phase1Admission } from '../jury/admission.js';
 import type { JuryContext } from '../jury/judge.js';
@@ -11,7 +11,6 @@ import { createOpenAIProvider } from '../llm/openai-provider.js';
 import { resolveModelPath } from '../models/cache.js';
 import type { Provider } from '../llm/types.js';
 import { loadPromptSet, REPAIR_TEMPLATES, type TemplateName } from '../prompts/templates.js';
-import { loadExternalSources } from './external-sources.js';
 
 /** Builds the provider that serves one endpoint. */
 export type ProviderFactory = (name: string, endpoint: EndpointConfig) => Provider;
@@ -60,7 +59,9 @@ function gatewayEndpoints(opts: RuntimeOptions): Record<string, EndpointConfig> 
 export async function openRuntime(opts: RuntimeOptions): Promise<JuryRuntime> {
   const { config } = opts;
   // Before the gateway opens: an unreadable external source stops the command with nothing to close.
-  const external = await loadExternalSources(config);
+  // Loaded only when a seat reads one: the reader pulls in the Parquet decompressors (brotli,
+  // zstd, snappy in WebAssembly), which a run without external seats never uses.
+  const external = config.jurors.some(isExternalSeat) ? await (await import('./external-sources.js')).loadExternalSources(config) : undefined;
   // Once per model, before any call: the rows will say null (unknown), never a silent $0.
   for (const model of unpricedModels(config)) logger('ledger').warn(`model "${model}" has no price under prices: cost_usd of its calls is null (unknown), not 0`, { model });
   const gateway = createGateway({

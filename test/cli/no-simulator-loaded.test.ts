@@ -130,6 +130,8 @@ describe('a jury of real endpoints loads no simulator code', () => {
     // Local files in and out: the Kafka and S3 clients are not loaded either (src/compose/io.ts).
     expect(res.urls.filter((u) => /\/node_modules\/(kafkajs|@aws-sdk)\//.test(u))).toEqual([]);
     expect(res.urls.filter((u) => /\/dist\/connectors\/(kafka|s3)\//.test(u))).toEqual([]);
+    // JSONL in and no external seat: the Parquet decompressors stay unloaded (src/compose/runtime.ts).
+    expect(res.urls.filter((u) => /\/node_modules\/(hyparquet-compressors|hysnappy)\//.test(u))).toEqual([]);
     // Without --metrics-port no metrics registry is built: prom-client stays unloaded.
     expect(res.urls.filter((u) => /\/node_modules\/prom-client\/|\/dist\/src\/ops\/metrics\.js$/.test(u))).toEqual([]);
   });
