@@ -3,7 +3,8 @@
  * printed: one event, level fatal, naming what failed and what to do; the stack only with
  * `--debug`. Exit codes: 2 for errors the user can fix in the command or config, 1 otherwise.
  */
-import { Option, type Command } from 'commander';
+// Types only: the judging thread imports this file too, and has no use for commander itself.
+import type { Command } from 'commander';
 import { describeError, type ErrorReport } from '../util/error-report.js';
 import { configureLogging, LOG_FORMATS, logger, logSettings, type LogFormat, type LogSettings } from '../util/log.js';
 
@@ -15,7 +16,7 @@ export const LOG_FORMAT_HELP =
 
 export function addLogOptions(program: Command): void {
   program
-    .addOption(new Option('--log-format <format>', LOG_FORMAT_HELP).choices(LOG_FORMATS).default('text').env(LOG_FORMAT_ENV))
+    .addOption(program.createOption('--log-format <format>', LOG_FORMAT_HELP).choices(LOG_FORMATS).default('text').env(LOG_FORMAT_ENV))
     .option('--debug', 'also write debug-level events, and the stack of a fatal error')
     // Global options go in each command's --help too, since they are given after the command.
     .configureHelp({ showGlobalOptions: true })
