@@ -328,6 +328,8 @@ export async function benchWholeRun(nRecords = Number(process.env.WHOLE_RUN_RECO
     const source = writeInput(join(dir, 'input.jsonl'), nRecords);
     const long: Workload = { input: join(dir, 'input.jsonl'), records: nRecords, bodies: join(dir, 'bodies.jsonl') };
     const nShort = Number(process.env.WHOLE_RUN_SHORT ?? 8);
+    // row() needs 10 requests at the server: 3 records of 4 calls each is the smallest short run.
+    if (!(nShort === 0 || nShort >= 3)) throw new Error(`WHOLE_RUN_SHORT must be 0 (no short runs) or at least 3, got ${process.env.WHOLE_RUN_SHORT}`);
     if (nShort > 0) writeInput(join(dir, 'short.jsonl'), nShort);
     const short: Workload = { input: join(dir, 'short.jsonl'), records: nShort, bodies: join(dir, 'bodies-short.jsonl') };
     const nodeArgs = (process.env.WHOLE_RUN_NODE_ARGS ?? '').split(' ').filter(Boolean);

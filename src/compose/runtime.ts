@@ -60,7 +60,8 @@ export async function openRuntime(opts: RuntimeOptions): Promise<JuryRuntime> {
   const { config } = opts;
   // Before the gateway opens: an unreadable external source stops the command with nothing to close.
   // Loaded only when a seat reads one: the reader pulls in the Parquet decompressors
-  // (hyparquet-compressors: brotli tables, a snappy WebAssembly module) that nothing else needs.
+  // (hyparquet-compressors: brotli tables, a snappy WebAssembly module), which otherwise only
+  // Parquet input needs, and that source loads them itself.
   const external = config.jurors.some(isExternalSeat) ? await (await import('./external-sources.js')).loadExternalSources(config) : undefined;
   // Once per model, before any call: the rows will say null (unknown), never a silent $0.
   for (const model of unpricedModels(config)) logger('ledger').warn(`model "${model}" has no price under prices: cost_usd of its calls is null (unknown), not 0`, { model });

@@ -93,8 +93,8 @@ function readText(res: IncomingMessage): Promise<string> {
  * already: `text()` and `json()` answer from the buffered text instead of a web stream, which
  * on Node 20 costs more than the request itself. `body` is null; the client never streams here.
  */
-// The DOM typings declare Response's methods as properties, so a subclass cannot them
-// in TypeScript; at run time they are ordinary prototype methods.
+// The DOM typings declare Response's methods as properties, so a subclass cannot override
+// them in TypeScript; at run time they are ordinary prototype methods.
 const ResponseBase = Response as unknown as new (body: null, init: ResponseInit) => object;
 
 class BufferedResponse extends ResponseBase {
