@@ -62,7 +62,11 @@ export function frameGrouper(): (cf: CpuProfile['nodes'][number]['callFrame']) =
     }
     const m = markers.get(file);
     let path = file;
-    if (m) for (const [line, p] of m) if (line <= lineNumber) path = p;
+    // Markers are in file order: the last one at or above the frame's line names its module.
+    for (const [line, p] of m ?? []) {
+      if (line > lineNumber) break;
+      path = p;
+    }
     return groupOfPath(path);
   };
 }
