@@ -8,7 +8,9 @@ import { existsSync, readFileSync } from 'node:fs';
 export function okCallsPerRecord(auditPath: string): Map<string, number> {
   const counts = new Map<string, number>();
   if (!existsSync(auditPath)) return counts;
-  for (const line of readFileSync(auditPath, 'utf8').split('\n')) {
+  const text = readFileSync(auditPath, 'utf8');
+  // Read while the run writes: a last line without its newline is still being written.
+  for (const line of text.slice(0, text.lastIndexOf('\n') + 1).split('\n')) {
     if (!line.trim()) continue;
     const e = JSON.parse(line) as { record_id: string; outcome: string };
     if (e.outcome === 'ok') counts.set(e.record_id, (counts.get(e.record_id) ?? 0) + 1);
