@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kafka, logLevel, Partitioners, type Admin } from 'kafkajs';
+import { skipIdleRequestQueueTimer } from '../../connectors/kafka/idle-timer.js';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
@@ -56,6 +57,7 @@ describe.skipIf(!KAFKA_BROKERS)(
     const runId = randomUUID().slice(0, 8);
     const topic = `rj-infra-test-${runId}`;
     const groupId = `rj-infra-test-group-${runId}`;
+    skipIdleRequestQueueTimer(); // as the product's clients: no 1 ms wake-ups, no TimeoutNegativeWarning
     const kafka = new Kafka({
       clientId: 'rj-infra-test',
       brokers: (KAFKA_BROKERS ?? '').split(','),

@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { CreateBucketCommand, DeleteBucketCommand, DeleteObjectsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { Kafka, logLevel, Partitioners, type Admin, type Producer } from 'kafkajs';
+import { skipIdleRequestQueueTimer } from '../../../connectors/kafka/idle-timer.js';
 
 export function ensureServices(): { brokers: string; endpoint: string } {
   if (!process.env.KAFKA_BROKERS || !process.env.S3_ENDPOINT) {
@@ -43,6 +44,7 @@ export async function dropBucket(s3: S3Client, bucket: string): Promise<void> {
 }
 
 export function kafkaClient(): Kafka {
+  skipIdleRequestQueueTimer(); // the product's clients do too: no 1 ms wake-ups in the test worker
   return new Kafka({ clientId: 'rj-test', brokers: process.env.KAFKA_BROKERS!.split(','), logLevel: logLevel.ERROR, retry: { retries: 8, initialRetryTime: 200 } });
 }
 
