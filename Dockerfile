@@ -3,9 +3,10 @@
 #
 # Two stages: `build` installs every dependency, compiles TypeScript and bundles the CLI; `runtime` holds only
 # production dependencies and the files package.json "files" ships (test/package/dockerfile.test.ts
-# checks both lists agree), and runs as the unprivileged `node` user (uid 1000).
+# checks both lists agree), and runs as the unprivileged `node` user (uid 1000). Both stages are on
+# Node 26, the Active LTS line (package.json "engines" allows 22, 24 and 26; docs/ci.md).
 
-FROM node:22-bookworm-slim AS build
+FROM node:26-trixie-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # --ignore-scripts: node-llama-cpp's postinstall would try to compile llama.cpp; its prebuilt
@@ -18,7 +19,7 @@ COPY connectors/ connectors/
 COPY scripts/bundle.mjs scripts/
 RUN npx tsc -p tsconfig.json && node scripts/bundle.mjs
 
-FROM node:22-bookworm-slim AS runtime
+FROM node:26-trixie-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./

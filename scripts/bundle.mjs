@@ -16,7 +16,7 @@ const result = await build({
   splitting: true,
   format: 'esm',
   platform: 'node',
-  target: 'node20.19',
+  target: 'node22.12', // the oldest Node package.json "engines" allows
   sourcemap: 'linked',
   metafile: true,
   logLevel: 'warning',

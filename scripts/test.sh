@@ -51,13 +51,23 @@ echo "   KAFKA_BROKERS=$KAFKA_BROKERS S3_ENDPOINT=$S3_ENDPOINT"
 
 echo "== tests"
 report="$work/vitest.json"
-RJ_SKIP_BUILD=1 npx vitest run --reporter=default --reporter=json --outputFile.json="$report" "$@" || status=$?
+summary="$work/summary.json"
+# One plain closing line that any CI reader understands, written by the last reporter
+# (test/helpers/closing-line.ts) and printed below: tests by outcome plus what fails a run
+# without failing a test (a file that does not load, a beforeAll/afterAll that throws, an error
+# no test caught).
+RJ_SKIP_BUILD=1 RJ_TEST_SUMMARY="$summary" npx vitest run --reporter=default --reporter=json --outputFile.json="$report" \
+  --reporter=./test/helpers/closing-line.ts "$@" || status=$?
 # Kept for scripts/test-durations.mjs (the order the suite's sequencer starts files in).
 mkdir -p .cache && cp "$report" .cache/vitest-report.json 2>/dev/null || true
-# One plain closing line that any CI reader understands.
-node -e '
-  const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
-  const skipped = r.numPendingTests + r.numTodoTests;
-  console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${skipped} skipped`);
-' "$report" || true
+if [ ! -s "$summary" ]; then
+  echo "tests: no result (vitest ended before reporting, exit $status) — FAILED"
+  [ "$status" != 0 ] || status=1
+else
+  node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).line)' "$summary"
+  # A failure the line counts that vitest's exit code did not: the line wins.
+  if [ "$status" = 0 ] && ! node -e 'process.exit(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).failures > 0 ? 1 : 0)' "$summary"; then
+    status=1
+  fi
+fi
 exit "$status"

@@ -1,10 +1,11 @@
 /**
  * File → (decompressed) byte chunks, pulled on demand.
  *
- * gzip uses node:zlib. zstd uses fzstd's streaming `Decompress`: Node 20's zlib has no zstd,
- * and hyparquet-compressors only exposes fzstd's one-shot `decompress` (whole input in memory).
- * fzstd is pure JS, MIT, the decompressor hyparquet-compressors itself pins, and handles
- * multi-frame files; it is also used on Node 22 so both runtimes behave identically.
+ * gzip uses node:zlib. zstd uses fzstd's streaming `Decompress`: node:zlib has zstd only from
+ * Node 22.15 and marks it experimental, and hyparquet-compressors only exposes fzstd's one-shot
+ * `decompress` (whole input in memory). fzstd is pure JS, MIT, the decompressor
+ * hyparquet-compressors itself pins, and handles multi-frame files; every supported Node line
+ * uses it, so they all behave identically.
  */
 import { createReadStream } from 'node:fs';
 import { pipeline } from 'node:stream';

@@ -8,6 +8,7 @@ import { addLogSecrets, type LogFields, type Logger, type LogLevel } from '../..
 import { createRedactor } from '../../src/util/redact.js';
 import { limitedLog, type LimitedLog } from '../../src/util/repeat-limiter.js';
 import type { KafkaConfig } from '../../schemas/kafka.js';
+import { skipIdleRequestQueueTimer } from './idle-timer.js';
 import { resolveBrokers } from './options.js';
 import type { ConsumerHandlers, InBatch, KafkaConsumerPort, KafkaProducerPort, OutMessage, PartitionOffsets, TopicPartition } from './port.js';
 
@@ -67,6 +68,7 @@ export function createKafkajs(cfg: KafkaConfig, log: Logger, env: NodeJS.Process
   const redact = createRedactor(env, secrets);
   // The password's variable can have any name: every other event of this thread hides it too.
   addLogSecrets(secrets);
+  skipIdleRequestQueueTimer();
   return new Kafka({
     clientId: cfg.client_id,
     brokers: resolveBrokers(cfg, env),

@@ -3,7 +3,7 @@
  * LLM call is logged with caller, phase, model, prompts, response, reasoning and usage). Every
  * line goes through the redactor before it touches the disk.
  */
-import { mkdir, open, type FileHandle } from 'node:fs/promises';
+import { appendFile, mkdir, open, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Phase } from '../../schemas/usage.js';
 import type { FinishReason } from './finish-reason.js';
@@ -78,15 +78,21 @@ export function createAuditLog(path: string | null, redactor: Redactor): AuditLo
   let handle: Promise<FileHandle> | null = null;
   let chain: Promise<void> = Promise.resolve();
   let failure: unknown = null;
+  let closed = false;
   const file = () => (handle ??= mkdir(dirname(path), { recursive: true }).then(() => open(path, 'a')));
   return {
     enabled: true,
     write(entry) {
       const line = `${JSON.stringify(redactor.deep(entry))}\n`;
+      // A call aborted by Gateway.close() can report its attempt after the log was closed: that
+      // line still goes to the file, through an append that opens and closes it, so no handle
+      // is left open (Node 26 fails the process when one is left to the garbage collector).
+      const late = closed;
       // One writer, one queue: concurrent calls never interleave bytes within a line.
       chain = chain.then(async () => {
         try {
-          await (await file()).appendFile(line, 'utf8');
+          if (late) await appendFile(path, line, 'utf8');
+          else await (await file()).appendFile(line, 'utf8');
         } catch (err) {
           failure ??= err;
         }
@@ -94,10 +100,14 @@ export function createAuditLog(path: string | null, redactor: Redactor): AuditLo
       return chain;
     },
     async close() {
+      closed = true;
+      // In the queue, after every line written before close(): none of them meets a closed handle.
+      chain = chain.then(async () => {
+        const h = handle;
+        handle = null;
+        if (h) await h.then((fh) => fh.close()).catch(() => undefined);
+      });
       await chain;
-      const h = handle;
-      handle = null;
-      if (h) await h.then((fh) => fh.close()).catch(() => undefined);
       if (failure) {
         const err = failure;
         failure = null;

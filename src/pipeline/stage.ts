@@ -248,21 +248,29 @@ class Stage {
   private async pull(): Promise<void> {
     const items = this.opts.source[Symbol.asyncIterator]();
     let pending: Promise<IteratorResult<SourceItem>> | null = null;
-    for (;;) {
-      await this.holdIntake();
-      if (this.stopped) break;
-      pending = items.next();
-      const next = await this.unlessStopped(pending);
-      if (next !== STOP) pending = null;
-      if (next === STOP || next.done || this.stopped) break;
-      await this.admit(next.value);
-      // Keep the judging queue short: records wait in the source, not in memory.
-      if (this.judges.size > 0) await this.unlessStopped(this.judges.onSizeLessThan(1));
+    let failed = true;
+    try {
+      for (;;) {
+        await this.holdIntake();
+        if (this.stopped) break;
+        pending = items.next();
+        const next = await this.unlessStopped(pending);
+        if (next !== STOP) pending = null;
+        if (next === STOP || next.done || this.stopped) break;
+        await this.admit(next.value);
+        // Keep the judging queue short: records wait in the source, not in memory.
+        if (this.judges.size > 0) await this.unlessStopped(this.judges.onSizeLessThan(1));
+      }
+      failed = false;
+    } finally {
+      // Like a for-await exit, also when the loop threw: the source closes what it holds open (a
+      // file handle left to the garbage collector fails the process on Node 26). A pull still
+      // pending (a stop cut it short) is let go, and its record, never admitted, is read again by
+      // the next run. After a throw, that error is the one that counts, not the closing's.
+      if (pending) void pending.then(() => items.return?.()).catch(() => undefined);
+      else if (failed) await Promise.resolve(items.return?.()).catch(() => undefined);
+      else await items.return?.();
     }
-    // Like a for-await break; a pull still pending (a stop cut it short) is let go, and its
-    // record, never admitted, is read again by the next run.
-    if (pending) void pending.then(() => items.return?.()).catch(() => undefined);
-    else await items.return?.();
   }
 
   /** While the output store or a model endpoint is down, nothing new is pulled. */

@@ -120,8 +120,7 @@ describe.skipIf(!py.python && !IS_CI)('Parquet source (pyarrow-written files)', 
     const file = join(dir, 'damaged.parquet');
     copyFileSync(join(dir, 'traces.parquet'), file);
     const reader = await FileRangeReader.open(file, { bytesRead: 0 });
-    const md = await readParquetMetadata(reader);
-    await reader.close();
+    const md = await readParquetMetadata(reader).finally(() => reader.close());
     const col = md.row_groups[1]!.columns[2]!.meta_data!; // "problem" in group 1
     const at = Number(col.dictionary_page_offset ?? col.data_page_offset);
     const fd = openSync(file, 'r+');

@@ -141,7 +141,7 @@ describe.skipIf(!hasReference)(`shards are byte-identical to ${REFERENCE} with t
     // are compared byte for byte, so a difference between the two would fail this test.
     execFileSync('bash', ['-c', `git archive ${REFERENCE} | tar -x -C "${ref}"`], { cwd: root });
     symlinkSync(join(root, 'node_modules'), join(ref, 'node_modules'));
-    buildSync({ entryPoints: tsFiles(ref, ['src', 'schemas', 'connectors']), outdir: join(ref, 'dist'), outbase: ref, format: 'esm', platform: 'node', target: 'node20', logLevel: 'warning' });
+    buildSync({ entryPoints: tsFiles(ref, ['src', 'schemas', 'connectors']), outdir: join(ref, 'dist'), outbase: ref, format: 'esm', platform: 'node', target: 'node22', logLevel: 'warning' });
     // The embedded default jury, with the response cache on and a profile that exercises
     // repairs (malformed, fenced, prose JSON), 429s and 500s.
     const seats = ['a', 'b', 'c'].map((s, i) => `  - { id: jury-${i}, endpoint: sim, model: sim-juror-${s} }`).join('\n');

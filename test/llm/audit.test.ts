@@ -1,4 +1,4 @@
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, readlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -31,6 +31,22 @@ describe('audit log', () => {
     await again.write(entry(4, 'more'));
     await again.close();
     expect((await readFile(path, 'utf8')).trimEnd().split('\n')).toHaveLength(4); // appended, not truncated
+  });
+
+  it('a line written after close() (a call aborted by Gateway.close) reaches the file and leaves no handle open', async () => {
+    // Node 26 fails the process when a FileHandle is left to the garbage collector.
+    const openOn = async (path: string) => (await Promise.all((await readdir('/proc/self/fd')).map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')))).filter((p) => p === path).length;
+    const dir = await mkdtemp(join(tmpdir(), 'rj-audit-'));
+    const path = join(dir, 'audit.jsonl');
+    const log = createAuditLog(path, createRedactor({}));
+    const first = log.write(entry(1, 'before'));
+    const closing = log.close();
+    const late = log.write(entry(2, 'during close'));
+    await Promise.all([first, closing, late]);
+    await log.write(entry(3, 'after close'));
+    expect(await openOn(path)).toBe(0);
+    expect((await readFile(path, 'utf8')).trimEnd().split('\n').map((l) => (JSON.parse(l) as AuditEntry).attempt)).toEqual([1, 2, 3]);
+    await log.close();
   });
 
   it('surfaces a write failure on close', async () => {

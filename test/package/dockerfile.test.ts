@@ -60,9 +60,9 @@ describe('Dockerfile', () => {
     expect(run).not.toThrow();
   });
 
-  it('has a build stage and a Node 22 runtime stage', () => {
+  it('has a build stage and a runtime stage on Node 26, the Active LTS line', () => {
     expect(all.map((s) => s.name)).toEqual(['build', 'runtime']);
-    for (const s of all) expect(s.from).toMatch(/^node:22(\.|-|$)/);
+    for (const s of all) expect(s.from).toMatch(/^node:26(\.|-|$)/);
   });
 
   it('copies from the build context only paths that exist and that .dockerignore lets in', () => {

@@ -67,3 +67,43 @@ describe('stage', () => {
     expect(counters.ranges_committed).toBe(Math.ceil(n / maxRecords));
   });
 });
+
+describe('stage: the source is closed on every way out of the pull loop', () => {
+  // A Parquet or JSON source holds a file handle while suspended at a record; Node 26 fails the
+  // process when one is left to the garbage collector, so an error in the loop must still end
+  // the source's iteration, as a for-await would.
+  it('an intake hold that throws still ends the source iteration, and the error is the one reported', async () => {
+    const dir = tempDir('stage-throw');
+    const config = parseConfig({ ...defaultConfigInput(), cache: { enabled: false, dir: join(dir, 'c') } });
+    const sim = createSimProvider({ profile: withoutFaults(defaultProfile()), latency: 'instant' });
+    const runtime = await openRuntime({ config, auditLogPath: null, providerFor: () => sim });
+    const records = syntheticRecords(5, { seed: 9 });
+    let ended = false;
+    const source: Source = {
+      name: 'held',
+      close: async () => undefined,
+      async *[Symbol.asyncIterator]() {
+        try {
+          for (const [i, r] of records.entries()) yield { position: { source: 'held', unit: 'u', offset: i }, ok: true as const, raw: r };
+        } finally {
+          ended = true;
+        }
+      },
+    };
+    let asked = 0;
+    const intakeHold = {
+      stats: { outages: 0, outageMs: 0 },
+      blocked: () => {
+        if (++asked === 3) throw new Error('hold broke');
+        return null;
+      },
+    };
+    try {
+      const run = runStage({ source, intake: intakeSettings(config), steps: judgingSteps({ config, jury: runtime.jury }), committer: new ShardCommitter(new LocalObjectStore(join(dir, 'out'))), concurrency: 2, range: { maxRecords: 10, maxChars: 1 << 30, sequentialUnits: true }, intakeHold });
+      await expect(run).rejects.toThrow('hold broke');
+      expect(ended).toBe(true);
+    } finally {
+      await runtime.close();
+    }
+  });
+});

@@ -7,6 +7,8 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { CreateBucketCommand, DeleteBucketCommand, DeleteObjectsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { Kafka, logLevel, Partitioners, type Admin, type Producer } from 'kafkajs';
+import { skipIdleRequestQueueTimer } from '../../../connectors/kafka/idle-timer.js';
+import { waitForProgress } from '../../helpers/progress.js';
 
 export function ensureServices(): { brokers: string; endpoint: string } {
   if (!process.env.KAFKA_BROKERS || !process.env.S3_ENDPOINT) {
@@ -43,11 +45,35 @@ export async function dropBucket(s3: S3Client, bucket: string): Promise<void> {
 }
 
 export function kafkaClient(): Kafka {
+  skipIdleRequestQueueTimer(); // the product's clients do too: no 1 ms wake-ups in the test worker
   return new Kafka({ clientId: 'rj-test', brokers: process.env.KAFKA_BROKERS!.split(','), logLevel: logLevel.ERROR, retry: { retries: 8, initialRetryTime: 200 } });
 }
 
+/**
+ * Creates a topic and returns once the broker serves every partition. Not kafkajs'
+ * `waitForLeaders`: for a moment after CreateTopics returns, a KRaft broker's metadata does not
+ * list the new topic yet (UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this
+ * topic-partition"), and that wait gives up on the first such answer instead of asking again
+ * (3 of 20 creations on this machine).
+ */
 export async function createTopic(admin: Admin, name: string, partitions: number): Promise<void> {
-  await admin.createTopics({ topics: [{ topic: name, numPartitions: partitions, replicationFactor: 1 }], waitForLeaders: true });
+  await admin.createTopics({ topics: [{ topic: name, numPartitions: partitions, replicationFactor: 1 }], waitForLeaders: false });
+  await waitUntilServed(admin, name, partitions);
+}
+
+/** Until the leader of each partition answers ListOffsets, which it checks as it checks Produce. */
+export async function waitUntilServed(admin: Admin, topic: string, partitions: number): Promise<void> {
+  await waitForProgress(
+    async () => {
+      try {
+        const served = (await admin.fetchTopicOffsets(topic)).length;
+        return { done: served === partitions, progress: served };
+      } catch (e) {
+        return { done: false, progress: (e as Error).message };
+      }
+    },
+    { what: `the broker serving the ${partitions} partitions of ${topic}`, pollMs: 50 },
+  );
 }
 
 export async function newProducer(kafka: Kafka): Promise<Producer> {
