@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { EndpointConfig, ParticipantConfig } from '../../schemas/config.js';
 import { JudgementOutput } from '../../schemas/defect.js';
 import { createGateway, type Gateway } from '../../src/llm/gateway.js';
-import { EndpointFaultError } from '../../src/llm/outage.js';
+import { EndpointFaultError, EndpointOutageError } from '../../src/llm/outage.js';
 import { completion } from './helpers/scripted-server.js';
 
 type Handler = (body: Record<string, unknown>, res: import('node:http').ServerResponse) => void;
@@ -56,6 +56,18 @@ describe('faults of one call', () => {
     expect(err).toBeInstanceOf(EndpointFaultError);
     expect(err.message).toMatch(/^endpoint "ep" failed all 4 attempt\(s\) of seat "j" \(model "m"\) for record "bad" \(last error: connection error/);
     expect(hits() - before).toBe(4); // every attempt spent a retry: no loop
+  });
+
+  it('an endpoint that flaps (probe answers, every call reset) stays down and ends at the maximum outage, at the probe pace', async () => {
+    const { seat, hits } = await start((_b, res) => void res.socket?.destroy(), { max_retries: 1000, breaker: { failures: 2, probe_interval_ms: 20, probe_max_interval_ms: 40 } });
+    // The same server, with a short maximum outage.
+    await gw!.close();
+    const port = (server!.address() as { port: number }).port;
+    gw = createGateway({ endpoints: { ep: EndpointConfig.parse({ base_url: `http://127.0.0.1:${port}/v1`, max_retries: 1000, backoff_base_ms: 1, backoff_max_ms: 2, breaker: { failures: 2, probe_interval_ms: 20, probe_max_interval_ms: 40 } }) }, prices: {}, cache: { enabled: false, dir: '/tmp/unused' }, auditLogPath: null, maxOutageMs: 400 });
+    const err = (await Promise.all(['a', 'b', 'c'].map((id) => judge(gw!, seat, id))).catch((e: unknown) => e)) as Error;
+    expect(err).toBeInstanceOf(EndpointOutageError);
+    // Waiting calls spend nothing and go one at a time as the trial: about one request per probe, not a hot loop.
+    expect(hits()).toBeLessThan(40);
   });
 
   it('a reply over max_reply_bytes is that call\'s failure, read no further, and the endpoint stays up', async () => {
