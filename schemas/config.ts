@@ -14,7 +14,7 @@ import type { Phase } from './usage.js';
 
 export const BreakerConfig = z
   .object({
-    failures: z.int().positive().default(5).describe('Failures in a row that mark the endpoint down: refused or reset connections, DNS failures, attempt timeouts and HTTP 5xx (but not a reply that rejects a request field). While it is down, intake pauses and calls to it wait instead of failing. One call whose retries all end in a refused connection marks it down at once.'),
+    failures: z.int().positive().default(5).describe('Failures in a row that mark the endpoint down: refused or reset connections, DNS failures, attempt timeouts and HTTP 5xx (but not a reply that rejects a request field). While it is down, intake pauses and calls to it wait instead of failing; the outage ends only when a trial call is answered (the probe answering is not enough). A call whose every attempt fails so while the endpoint is up stops the run (exit 3), its record uncommitted.'),
     probe_interval_ms: z.int().positive().default(1000).describe('Wait between probes of a down endpoint (GET /models, the first one at once; kind `local`: one waiting call, after this wait); doubles after each failed probe.'),
     probe_max_interval_ms: z.int().positive().default(15_000).describe('Longest wait between two probes of a down endpoint.'),
   })

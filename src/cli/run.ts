@@ -155,7 +155,10 @@ is one line naming what failed and what to do (--debug adds its stack). The summ
 When an endpoint stops answering (refused connections, timeouts, 5xx), intake pauses and the
 records in flight wait for it; none becomes a failed verdict because of it. An outage longer
 than --max-outage stops the run with one line and exit code 3, committing only ranges whose
-records were all judged; running the same command again judges the rest.
+records were all judged; running the same command again judges the rest. A refused key (401,
+403), a model the server does not serve (404), or a call every attempt of which the endpoint
+fails stops the run the same way at once. Before reading input, one tiny call per endpoint and
+model checks key, model and dialect (--no-preflight skips it).
 
 Examples:
   reasoning-jury run                                   # bundled examples, simulated jury, ./out
