@@ -14,7 +14,7 @@ import type { Phase } from './usage.js';
 
 export const BreakerConfig = z
   .object({
-    failures: z.int().positive().default(5).describe('Failures in a row that mark the endpoint down: refused or reset connections, DNS failures, attempt timeouts and HTTP 5xx (but not a reply that rejects a request field). While it is down, intake pauses and calls to it wait instead of failing. One call whose retries all end in a refused connection marks it down at once.'),
+    failures: z.int().positive().default(5).describe('Failures in a row that mark the endpoint down: refused or reset connections, DNS failures, attempt timeouts and HTTP 5xx (but not a reply that rejects a request field). While it is down, intake pauses and calls to it wait instead of failing; the outage ends only when a trial call is answered (the probe answering is not enough). A call whose every attempt fails so while the endpoint is up stops the run (exit 3), its record uncommitted.'),
     probe_interval_ms: z.int().positive().default(1000).describe('Wait between probes of a down endpoint (GET /models, the first one at once; kind `local`: one waiting call, after this wait); doubles after each failed probe.'),
     probe_max_interval_ms: z.int().positive().default(15_000).describe('Longest wait between two probes of a down endpoint.'),
   })
@@ -41,6 +41,7 @@ export const EndpointConfig = z
     max_retries: z.int().nonnegative().default(4).describe('Retries after the first attempt for retryable failures (HTTP 408, 409, 429 and 5xx, timeouts, connection errors); 0 = a single attempt. A reply saying a request field is invalid is never retried, whatever its status.'),
     backoff_base_ms: z.int().nonnegative().default(500).describe('Base of the exponential backoff: retry n waits a random share (full jitter) of min(`backoff_max_ms`, base × 2^(n−1)), and never less than a Retry-After the server sent.'),
     backoff_max_ms: z.int().nonnegative().default(30_000).describe('Cap on one backoff delay (a server\'s Retry-After may ask for more, up to 120 s).'),
+    max_reply_bytes: z.int().positive().default(4 * 1024 * 1024).describe('Largest chat reply body read, in bytes (default 4 MiB, far above any verdict; a long reasoning trace is some 100 KB). Reading stops beyond it and that juror call fails for this record (not retried), so one runaway reply cannot fill memory or stall other records.'),
     breaker: BreakerConfig.prefault({}),
     headers: z.record(z.string(), z.string()).default({}).describe('Extra HTTP headers sent with every request (e.g. OpenRouter\'s `X-Title`).'),
     response_format: z
@@ -415,6 +416,7 @@ export const JuryConfig = z
       .positive()
       .default(1_800_000)
       .describe('Longest an endpoint may stay down (see `endpoints.*.breaker`) while the run waits for it, intake paused. Beyond it the run stops with one line naming the endpoint and a non-zero exit; records still waiting are not committed, so the next run judges them. `--max-outage` overrides it (operational, not in config_hash).'),
+    preflight: z.boolean().default(true).describe('Before `run` reads any input, one tiny real call per distinct endpoint and model of the seats checks the key, the model name and the structured-output dialect; a fault stops the run with one line (exit 3) before anything is judged. `false` (or `run --no-preflight`) skips it (operational, not in config_hash).'),
     propagation: z.boolean().default(true).describe('Include the defect-propagation rule in the auditor prompt: steps built on an error are flagged with the same severity (paper default: on).'),
     severity_threshold: Impact.default('minor').describe('Lowest defect severity that labels a step erroneous in the `steps` table (`neutral` < `minor` < `major` < `fatal`).'),
     segmentation: SegmentationConfig.default({ mode: 'auto', max_steps: DEFAULT_MAX_STEPS }),

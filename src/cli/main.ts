@@ -88,8 +88,8 @@ try {
   if (err instanceof CommanderError) process.exit(err.exitCode);
   // An action may have failed before the preAction hook ran: log as the command line asked.
   applyLogSettings(logOptionsOf(program));
-  // An outage that outlasted --max-outage: `judge` and `eval` meet it in this thread, `run` reports it from its worker.
-  const outage = err instanceof RunStoppedError || (err instanceof Error && err.name === 'EndpointOutageError');
+  // An endpoint fault (an outage past --max-outage, a refused key): `judge` and `eval` meet it in this thread, `run` reports it from its worker.
+  const outage = err instanceof RunStoppedError || (err instanceof Error && (err.name === 'EndpointOutageError' || err.name === 'EndpointFaultError'));
   const code = printFatal(err instanceof ReportedError ? err.report : fatalReport(err, outage || (await isKnownError(err))));
   process.exit(outage ? OUTAGE_EXIT_CODE : code);
 }

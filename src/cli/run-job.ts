@@ -26,6 +26,7 @@ import { streamEnricher } from '../taxonomy/stream.js';
 import { addLogSecrets, logger, type LogSettings } from '../util/log.js';
 import { packageRoot } from '../util/paths.js';
 import { UsageError } from './io.js';
+import { callingSeats } from '../compose/seats.js';
 import { loadJuryConfig, openJury, type JuryInput, type JuryOptions } from './jury-setup.js';
 
 /** Options of `run` after the command line is parsed and checked (plain data: crosses to a worker). */
@@ -56,6 +57,8 @@ export interface RunJobOptions extends JuryOptions {
   /** --budget-usd / --budget-tokens: override the config's budget_usd / budget_tokens */
   budgetUsd?: number;
   budgetTokens?: number;
+  /** `--no-preflight`: false skips the preflight calls whatever the config says */
+  preflight?: boolean;
   /** the judging thread logs as the command line asked */
   log: LogSettings;
 }
@@ -151,6 +154,8 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
   const observe = hooks.observe ?? {};
   const runtime = await openJury(config, opts, labelled, observe.gateway ? { observer: observe.gateway } : {});
   try {
+    // Before any record is read: a refused key or an unknown model stops here, with nothing judged.
+    if (opts.preflight !== false && config.preflight) await runtime.gateway.preflight(callingSeats(config), hooks.signal);
     const steps = judgingSteps({ config, jury: runtime.jury, enrich: streamEnricher(config, runtime) });
     const hint = input.resumesFromGroup ? undefined : await input.source.sizeHint?.().catch(() => undefined);
     hooks.onTotal(hint?.totalRows !== undefined ? Math.max(0, hint.totalRows - done.records) : undefined);

@@ -38,6 +38,7 @@ interface RunOptions extends JuryOptions {
   duplicateIds?: string;
   budgetUsd?: string;
   budgetTokens?: string;
+  preflight: boolean;
 }
 
 // Literal lists (not the zod enums): this thread must not load the schemas just to parse flags.
@@ -154,7 +155,10 @@ is one line naming what failed and what to do (--debug adds its stack). The summ
 When an endpoint stops answering (refused connections, timeouts, 5xx), intake pauses and the
 records in flight wait for it; none becomes a failed verdict because of it. An outage longer
 than --max-outage stops the run with one line and exit code 3, committing only ranges whose
-records were all judged; running the same command again judges the rest.
+records were all judged; running the same command again judges the rest. A refused key (401,
+403), a model the server does not serve (404), or a call every attempt of which the endpoint
+fails stops the run the same way at once. Before reading input, one tiny call per endpoint and
+model checks key, model and dialect (--no-preflight skips it).
 
 Examples:
   reasoning-jury run                                   # bundled examples, simulated jury, ./out
@@ -178,6 +182,7 @@ export function registerRun(program: Command): void {
     .option('--duplicate-ids <policy>', 'a record_id seen again in this run: dead_letter | keep_first | keep_all; default input.duplicate_ids, else dead_letter')
     .option('--budget-usd <usd>', 'stop reading records once the output\'s judged records cost this much (USD of the config\'s prices, counted across resumes); default budget_usd of the config, else no cap')
     .option('--budget-tokens <n>', 'stop reading records once the output\'s judged records used this many tokens (in + out, counted across resumes); default budget_tokens of the config, else no cap')
+    .option('--no-preflight', 'skip the check before reading input: one tiny real call per distinct endpoint and model (key, model name, structured-output dialect); default: preflight of the config, on')
     .option('--no-resume', 'refuse to start if the output already has committed ranges (default: skip them)')
     .option('--progress <mode>', 'auto | bar | log | none (with --log-format json: auto and log are JSON events, bar is refused)', 'auto')
     .option('--max-heap-mb <mb>', 'heap limit of the judging thread; keeps memory flat on long runs (0 = V8 default)', '1024')
@@ -262,6 +267,7 @@ function parseRunOptions(opts: RunOptions): { job: RunJobOptions; maxHeapMb: num
     ...(opts.maxOutage !== undefined ? { maxOutageMs: parseDurationFlag(opts.maxOutage, '--max-outage') } : {}),
     ...(opts.verdictDetails !== undefined ? { verdictDetails: verdictDetailsFlag(opts.verdictDetails) } : {}),
     ...budgetFlags(opts),
+    ...(opts.preflight === false ? { preflight: false } : {}),
   };
   return { job, maxHeapMb, metrics: parseMetricsOptions(opts) };
 }

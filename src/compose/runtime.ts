@@ -65,6 +65,7 @@ export async function openRuntime(opts: RuntimeOptions): Promise<JuryRuntime> {
   const external = config.jurors.some(isExternalSeat) ? await (await import('./external-sources.js')).loadExternalSources(config) : undefined;
   // Once per model, before any call: the rows will say null (unknown), never a silent $0.
   for (const model of unpricedModels(config)) logger('ledger').warn(`model "${model}" has no price under prices: cost_usd of its calls is null (unknown), not 0`, { model });
+  warnUnsetKeys(config);
   const gateway = createGateway({
     endpoints: gatewayEndpoints(opts),
     prices: config.prices,
@@ -90,6 +91,18 @@ export async function openRuntime(opts: RuntimeOptions): Promise<JuryRuntime> {
       }
     },
   };
+}
+
+/**
+ * An api_key_env naming an unset variable is most often a shell that was not given the key: say
+ * so at start. A placeholder key is still sent (an unsecured server needs none); a server that
+ * refuses it stops the run with one line naming the variable (src/llm/fault-message.ts).
+ */
+function warnUnsetKeys(config: JuryConfig, env: NodeJS.ProcessEnv = process.env): void {
+  for (const [name, ep] of Object.entries(config.endpoints)) {
+    if (ep.kind !== 'openai' || !ep.api_key_env || env[ep.api_key_env]) continue;
+    logger('llm').warn(`endpoint "${name}": ${ep.api_key_env} (named by endpoints.${name}.api_key_env) is not set; sending a placeholder key, which only a server without authentication accepts`, { endpoint: name, variable: ep.api_key_env });
+  }
 }
 
 /** `kind: local` runs in this process; every other endpoint speaks OpenAI-compatible HTTP. */

@@ -15,12 +15,12 @@ import { parseStructured } from './json.js';
 import { AUTO_ORDER, dialectFields, type Dialect, type ResponseFormatSetting } from './dialect.js';
 import { isFormatField, isRejectedField, RejectedFieldError } from './rejection.js';
 import { abortReason } from './retry.js';
-import { ProviderError } from './types.js';
+import { PROBE_PROMPT, ProviderError } from './types.js';
 import type { Logger } from '../util/log.js';
 
 const PROBE_REPLY = z.object({ ok: z.boolean() });
-const PROBE_SCHEMA = { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'], additionalProperties: false };
-export const PROBE_PROMPT = 'Answer with a JSON object whose only key "ok" is the boolean true.';
+export const PROBE_SCHEMA = { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'], additionalProperties: false };
+export { PROBE_PROMPT };
 /** Enough for `{"ok": true}` with some whitespace in any tokenizer, little enough to cost nothing. */
 export const PROBE_MAX_TOKENS = 32;
 

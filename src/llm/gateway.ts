@@ -6,7 +6,8 @@
  *   attempt  retry > health > usage > audit > observer > redaction > limits > provider.complete
  *
  * The health layer holds attempts to an endpoint that is down (src/llm/health.ts) until it is
- * back, so an outage neither spends retries nor fails jurors; `health` shows every endpoint.
+ * back, and stops the run on a fault of the endpoint (src/llm/outage.ts), so an endpoint's fault
+ * never fails a juror; `health` shows every endpoint.
  * Every logical call, ok or failed, lands in the ledger once; every HTTP attempt and every cache
  * hit gets an audit line. Secrets are redacted from replies, errors and the audit log.
  */
@@ -33,6 +34,7 @@ import { createLimiter, type Limiter } from './limits.js';
 import { providerAttempt, stackAttempt, stackCalls, type AttemptLayer, type CallHandler, type EndpointHandle } from './model.js';
 import type { GatewayObserver } from './observer.js';
 import { createOpenAIProvider } from './openai-provider.js';
+import { preflight } from './preflight.js';
 import { createRedactor } from '../util/redact.js';
 import type { SleepFn } from './retry.js';
 import { budgetFor } from './tokens.js';
@@ -69,6 +71,8 @@ export interface Gateway extends ModelGateway {
   readonly health: HealthView;
   /** The run is stopping: calls waiting for a down endpoint fail now with EndpointOutageError. */
   stopWaiting(): void;
+  /** One tiny real call per distinct (endpoint, model) of `seats` (./preflight.ts); throws the first fault. */
+  preflight(seats: readonly ParticipantConfig[], signal?: AbortSignal): Promise<void>;
   /** Aborts calls still queued or in flight, then closes connection pools and the audit log. */
   close(): Promise<void>;
 }
@@ -106,7 +110,8 @@ export function createGateway(opts: GatewayOptions): Gateway {
     const probeTimeoutMs = Math.min(config.timeout_ms, 10_000);
     const probe = provider.probe ? () => provider.probe!(AbortSignal.timeout(probeTimeoutMs)) : undefined;
     const breaker = health.breaker(name, { failures: b.failures, probeIntervalMs: b.probe_interval_ms, probeMaxIntervalMs: b.probe_max_interval_ms, ...(probe ? { probe } : {}) });
-    const turn = retry(stackAttempt(providerAttempt(provider), [healthLayer(breaker), ...attemptLayers(limiter, config)]));
+    const scene = { endpoint: name, config, keySet: Boolean(config.api_key_env && env[config.api_key_env]) };
+    const turn = retry(stackAttempt(providerAttempt(provider), [healthLayer(breaker, scene), ...attemptLayers(limiter, config)]));
     return { name, config, provider, limiter, turn, window: contextWindows(name, config, provider) };
   });
   const handle = stackCalls(callCore({ shutdown: shutdown.signal, costOf: (m, i, o) => ledger.costOf(m, i, o), redact: redactor.text, now }), [
@@ -121,6 +126,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
     ledger,
     health: health.view,
     stopWaiting: () => health.stopWaiting(),
+    preflight: (seats, signal) => preflight(seats, endpoints.get, requestFor, signal ? AbortSignal.any([signal, shutdown.signal]) : shutdown.signal),
     structured: (c) => call(c, `structured:${c.schemaName}`, c.schema, c.schemaName),
     text: (c) => call(c, 'text'),
     async close() {

@@ -13,7 +13,7 @@
  */
 import { z, type ZodType } from 'zod';
 import { parseStructured } from './json.js';
-import { EndpointOutageError } from './outage.js';
+import { isEndpointOutage } from './outage.js';
 import type { Completion, ModelCall, ReplyCheck, TurnKind } from './model.js';
 import { truncatedAt, type CallResult, type ChatMessage, type ChatRequest, type ModelCallError } from './types.js';
 import type { CallUsage } from '../../schemas/usage.js';
@@ -92,8 +92,8 @@ async function objectTurn<T>(model: CallModel, req: ChatRequest, turn: TurnKind,
   try {
     c = await model.turn(req, turn, (reply) => checkOf(judge(reply, req), turn, retryCut));
   } catch (err) {
-    // An endpoint down too long is no answer about this record: the record stays unjudged.
-    if (err instanceof EndpointOutageError) throw err;
+    // An endpoint's fault (down too long, a refused key) is no answer about this record: it stays unjudged.
+    if (isEndpointOutage(err)) throw err;
     throw model.fail(messageOf(err));
   }
   return { c, parsed: judge(c, req), req };

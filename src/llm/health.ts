@@ -1,23 +1,32 @@
 /**
- * Endpoint health: one circuit breaker per endpoint, and a read-only view of them all.
+ * Endpoint health: one circuit breaker per endpoint, and a read-only view of them all. The
+ * states (docs/config.md, "Endpoint faults"):
  *
  *   up       attempts go. Outage failures (./outage.ts) in a row are counted; at `failures` the
- *            endpoint is down. A success resets the count.
- *   down     attempts wait here instead of failing, holding no limiter slot and no retry. After
- *            a probe delay (doubling from probe_interval_ms up to probe_max_interval_ms) the
- *            provider's probe runs (GET /models), or, for providers without one, one waiting
- *            attempt goes out as the probe.
- *   probing  that probe is in flight. Any answer (even a 4xx: the server is reachable) brings
- *            the endpoint up and releases every waiting attempt; another outage failure puts
- *            it down again. Attempts that then fail again count towards their retries as usual,
- *            so a model that fails on a server that is up still ends as that juror's failure.
- *   failed   down longer than the run's maximum outage: every waiting and later attempt fails
- *            with EndpointOutageError, which stops the stage without committing those records.
+ *            endpoint is down and an outage starts. A success resets the count.
+ *   down     attempts wait here, holding no limiter slot and spending no retry. After a probe
+ *            delay (doubling from probe_interval_ms up to probe_max_interval_ms) the provider's
+ *            probe runs (GET /models); providers without one go to trial at once.
+ *   probing  that probe is in flight. A 5xx or no answer puts the endpoint down again; any other
+ *            answer only says the server is there, so it leads to trial, not up.
+ *   trial    one attempt goes as the trial call (a waiting one, else the next to come); the
+ *            others wait. An answer to it ends the outage: up, and every waiting attempt goes.
+ *            Another outage failure puts the endpoint down again: a server whose probe answers
+ *            while its calls fail (a dead engine behind a live HTTP front) stays down.
+ *   failed   the run is stopping: down longer than the run's maximum outage (EndpointOutageError),
+ *            or a fault waiting cannot heal (EndpointFaultError: a refused key, an unknown
+ *            model). Every waiting and later attempt fails with that error, which stops the
+ *            stage without committing those records.
  *
+ * An outage ends only with an answer to an attempt. One that starts again within FLAP_WINDOW_MS
+ * of the last one's end continues its clock, so an endpoint that flaps reaches max_outage_ms.
  * The clock is injectable so the state machine can be tested without waiting.
  */
 import { abortReason } from './retry.js';
-import { EndpointOutageError, type OutageKind } from './outage.js';
+import { EndpointOutageError, type EndpointStopError } from './outage.js';
+
+/** An outage starting this soon after the last one ended continues its max-outage clock. */
+export const FLAP_WINDOW_MS = 60_000;
 
 export interface BreakerPolicy {
   /** outage failures in a row that put the endpoint down */
@@ -25,9 +34,8 @@ export interface BreakerPolicy {
   probeIntervalMs: number;
   probeMaxIntervalMs: number;
   /**
-   * The provider's own probe (GET /models). With it, the server being back decides, not one
-   * waiting call: a model that fails every call on a server that serves others must not keep
-   * the endpoint down. Without it, a waiting call goes out as the probe.
+   * The provider's own probe (GET /models): a cheap check that the server is there before a
+   * trial call is spent on it. Without it, the trial call goes after the probe delay.
    */
   probe?: () => Promise<void>;
 }
@@ -53,12 +61,13 @@ export type EndpointState = 'up' | 'down' | 'probing';
 /** One endpoint as others see it (metrics, readiness, the progress line). */
 export interface EndpointHealth {
   name: string;
+  /** `probing` also while a trial call is out; a trial nobody has taken yet shows `up` */
   state: EndpointState;
   /** clock time (ms since the epoch) the endpoint entered this state */
   since_ms: number;
   /** outage failures in a row */
   failures: number;
-  /** true once the endpoint stayed down longer than the maximum outage: the run is stopping */
+  /** true once the run is stopping because of this endpoint (outage too long, or a fault) */
   gave_up: boolean;
   /** times it went down, and total time down (the current outage included) */
   outages: number;
@@ -78,7 +87,7 @@ export interface HealthView {
   onChange(listener: () => void): () => void;
 }
 
-/** What an attempt holds while it runs: whether it is the probe of a down endpoint. */
+/** What an attempt holds while it runs: whether it is the trial call of a down endpoint. */
 export interface Ticket {
   probe: boolean;
 }
@@ -89,22 +98,28 @@ interface Waiter {
   detach(): void;
 }
 
-type Inner = EndpointState | 'failed';
+type Inner = 'up' | 'down' | 'probing' | 'trial' | 'failed';
 
 export class EndpointBreaker {
   private state: Inner = 'up';
   private since: number;
   private streak = 0;
-  /** set from the first trip until an attempt succeeds; max outage counts from here */
+  /** set from the first trip until an attempt is answered; max outage counts from here */
   private outageStart: number | null = null;
+  /** down time of the earlier outages of this flapping series (see FLAP_WINDOW_MS) */
+  private carriedMs = 0;
+  private lastEnd: number | null = null;
   private lastError: string | null = null;
   private waiters: Waiter[] = [];
+  private trialOut = false;
   private probeDelay: number;
   private probeTimer: unknown = null;
   private giveUpTimer: unknown = null;
   private outages = 0;
   private downTotal = 0;
   private stopping = false;
+  /** why the run stops, once it does */
+  private stopError: EndpointStopError | null = null;
 
   constructor(
     readonly name: string,
@@ -118,14 +133,15 @@ export class EndpointBreaker {
   }
 
   get isUp(): boolean {
-    return this.state === 'up';
+    return this.publicState() === 'up';
   }
 
-  /** Resolves when an attempt may go: at once while up, else when back up or picked as the probe. */
+  /** Resolves when an attempt may go: at once while up, else when back up or picked as the trial. */
   admit(signal?: AbortSignal): Promise<Ticket> {
     if (this.state === 'up') return Promise.resolve({ probe: false });
-    if (this.state === 'failed') return Promise.reject(this.outageError());
+    if (this.state === 'failed') return Promise.reject(this.stopErr());
     if (signal?.aborted) return Promise.reject(abortReason(signal));
+    if (this.state === 'trial' && !this.trialOut) return Promise.resolve(this.takeTrial());
     return new Promise<Ticket>((resolve, reject) => {
       const onAbort = () => {
         this.waiters = this.waiters.filter((w) => w !== waiter);
@@ -137,56 +153,70 @@ export class EndpointBreaker {
     });
   }
 
-  /** Whether an outage failure now would be absorbed (waited out) rather than thrown. */
-  wouldAbsorb(kind: OutageKind | null): boolean {
-    return kind !== null && (this.state !== 'up' || this.streak + 1 >= this.policy.failures);
-  }
-
   /** The attempt got an answer (a reply, or an error that is the record's own). */
   answered(): void {
     this.streak = 0;
-    if (this.outageStart === null && this.state === 'up') return;
     if (this.state === 'failed') return; // too late: the run is already stopping
+    if (this.outageStart === null && this.state === 'up') return;
     this.endOutage();
   }
 
+  /** Whether an outage failure now would be the outage's (waited out) rather than the call's. */
+  absorbs(ticket?: Ticket): boolean {
+    return ticket?.probe === true || this.state !== 'up';
+  }
+
   /**
-   * The attempt failed for an outage reason. Returns 'wait' when the endpoint is (now) down and
-   * the attempt should wait and go again, 'throw' when it is a lone failure for the retry loop.
-   * `final`: the retry loop would give up on it; a refused connection then puts the endpoint down,
-   * since a connection that cannot be made is never the record's fault.
+   * The attempt failed for an outage reason. Returns true when the failure belongs to an outage
+   * already under way (a failed trial, or an attempt sent before the endpoint went down): the
+   * attempt waits and goes again without spending a retry. False while the endpoint was up:
+   * the attempt spends from its call's retries, even if this failure is the one that puts the
+   * endpoint down, so a call that only ever fails by itself still runs out of retries.
    */
-  failed(ticket: Ticket, kind: OutageKind, message: string, final: boolean): 'wait' | 'throw' {
+  failed(ticket: Ticket, message: string): boolean {
     this.lastError = message;
-    if (this.state === 'failed') return 'wait';
+    if (this.state === 'failed') return true;
     if (ticket.probe) {
+      this.trialOut = false;
       this.probeDelay = Math.min(this.policy.probeMaxIntervalMs, this.probeDelay * 2);
       this.enter('down');
       this.scheduleProbe();
-      return 'wait';
+      return true;
     }
-    if (this.state !== 'up') return 'wait';
+    if (this.state !== 'up') return true;
     this.streak += 1;
-    if (this.streak < this.policy.failures && !(final && kind === 'connection')) return 'throw';
-    this.trip();
-    return 'wait';
+    if (this.streak >= this.policy.failures) this.trip();
+    return false;
   }
 
-  /** The attempt was aborted by its caller; a probe that never finished is sent again later. */
+  /** The attempt was aborted by its caller; a trial that never finished passes to another. */
   abandoned(ticket: Ticket): void {
-    if (!ticket.probe || this.state !== 'probing') return;
-    this.enter('down');
-    this.scheduleProbe();
+    if (!ticket.probe || this.state !== 'trial') return;
+    this.trialOut = false;
+    this.offerTrial();
+  }
+
+  /** A fault waiting cannot heal: the run stops; every waiting and later attempt fails with it. */
+  fault(err: EndpointStopError): EndpointStopError {
+    if (this.state === 'failed') return this.stopErr();
+    this.stopError = err;
+    this.lastError = err.message;
+    this.fail();
+    return err;
+  }
+
+  /** Why the run stops because of this endpoint, once it does. */
+  stopReason(): EndpointStopError | null {
+    return this.state === 'failed' ? this.stopErr() : null;
   }
 
   snapshot(): EndpointHealth {
-    const failed = this.state === 'failed';
     return {
       name: this.name,
-      state: this.state === 'failed' ? 'down' : this.state,
+      state: this.publicState(),
       since_ms: this.since,
       failures: this.streak,
-      gave_up: failed,
+      gave_up: this.state === 'failed',
       outages: this.outages,
       down_ms: this.downTotal + (this.outageStart !== null ? this.clock.now() - this.outageStart : 0),
       last_error: this.lastError,
@@ -198,16 +228,25 @@ export class EndpointBreaker {
     this.clock.clearTimeout(this.giveUpTimer);
   }
 
+  private publicState(): EndpointState {
+    if (this.state === 'failed') return 'down';
+    if (this.state === 'trial') return this.trialOut || this.waiters.length > 0 ? 'probing' : 'up';
+    return this.state;
+  }
+
   private trip(): void {
     if (this.outageStart === null) {
-      this.outageStart = this.clock.now();
+      const now = this.clock.now();
+      // Down again soon after coming back: the same outage goes on, clock included.
+      if (this.lastEnd === null || now - this.lastEnd >= FLAP_WINDOW_MS) this.carriedMs = 0;
+      this.outageStart = now;
       this.outages += 1;
-      this.giveUpTimer = this.clock.setTimeout(() => this.giveUp(), this.maxOutageMs);
+      this.giveUpTimer = this.clock.setTimeout(() => this.giveUp(), Math.max(0, this.maxOutageMs - this.carriedMs));
     }
     this.probeDelay = this.policy.probeIntervalMs;
     this.enter('down');
     // A provider probe costs nothing: ask at once, so a burst of 5xx from a server that is
-    // up (one broken model) pauses the run for a moment only.
+    // up pauses the run for a moment only.
     this.scheduleProbe(this.policy.probe ? 0 : this.probeDelay);
   }
 
@@ -219,22 +258,9 @@ export class EndpointBreaker {
   private probe(): void {
     this.probeTimer = null;
     if (this.state !== 'down') return;
-    if (this.policy.probe) {
-      this.enter('probing');
-      void this.runProbe(this.policy.probe);
-      return;
-    }
-    const w = this.waiters.shift();
-    if (w) {
-      this.enter('probing');
-      w.detach();
-      w.resolve({ probe: true });
-      return;
-    }
-    // Nobody waits to probe with: let attempts go again, one outage failure away from down.
-    // The outage (and its max-outage deadline) only ends with an answer.
-    this.streak = this.policy.failures - 1;
-    this.enter('up');
+    if (!this.policy.probe) return this.startTrial();
+    this.enter('probing');
+    void this.runProbe(this.policy.probe);
   }
 
   private async runProbe(probe: () => Promise<void>): Promise<void> {
@@ -248,13 +274,41 @@ export class EndpointBreaker {
       this.probeDelay = Math.min(this.policy.probeMaxIntervalMs, this.probeDelay * 2);
       return;
     }
-    if (this.state === 'probing') this.endOutage();
+    if (this.state === 'probing') this.startTrial();
+  }
+
+  private startTrial(): void {
+    this.trialOut = false;
+    this.state = 'trial';
+    this.since = this.clock.now();
+    this.offerTrial();
+    this.changed();
+  }
+
+  /** The first waiting attempt goes as the trial; with none waiting, the next to come does. */
+  private offerTrial(): void {
+    const w = this.waiters.shift();
+    if (!w) return this.changed();
+    w.detach();
+    w.resolve(this.takeTrial());
+  }
+
+  private takeTrial(): Ticket {
+    this.trialOut = true;
+    this.changed();
+    return { probe: true };
   }
 
   private endOutage(): void {
     this.streak = 0; // the server answered: failures from now on start a new count
-    if (this.outageStart !== null) this.downTotal += this.clock.now() - this.outageStart;
+    if (this.outageStart !== null) {
+      const now = this.clock.now();
+      this.downTotal += now - this.outageStart;
+      this.carriedMs += now - this.outageStart;
+      this.lastEnd = now;
+    }
     this.outageStart = null;
+    this.trialOut = false;
     this.clock.clearTimeout(this.probeTimer);
     this.clock.clearTimeout(this.giveUpTimer);
     this.probeTimer = this.giveUpTimer = null;
@@ -272,25 +326,37 @@ export class EndpointBreaker {
    * EndpointOutageError instead of waiting for the maximum outage. No-op while it is up.
    */
   stopWaiting(): void {
-    if (this.state === 'down' || this.state === 'probing') this.giveUp(true);
+    if (this.state === 'down' || this.state === 'probing' || this.state === 'trial') this.giveUp(true);
   }
 
   private giveUp(stopping = false): void {
     this.clock.clearTimeout(this.giveUpTimer);
     this.giveUpTimer = null;
     if (this.outageStart === null) return;
-    this.clock.clearTimeout(this.probeTimer);
     this.stopping = stopping;
+    this.stopError = this.outageError();
+    this.fail();
+  }
+
+  private fail(): void {
+    this.clock.clearTimeout(this.probeTimer);
+    this.clock.clearTimeout(this.giveUpTimer);
+    this.probeTimer = this.giveUpTimer = null;
     this.enter('failed');
-    const err = this.outageError();
+    const err = this.stopErr();
     for (const w of this.waiters.splice(0)) {
       w.detach();
       w.reject(err);
     }
   }
 
+  private stopErr(): EndpointStopError {
+    return this.stopError ?? this.outageError();
+  }
+
   private outageError(): EndpointOutageError {
-    return new EndpointOutageError(this.name, this.outageStart !== null ? this.clock.now() - this.outageStart : this.maxOutageMs, this.maxOutageMs, this.lastError, this.stopping);
+    const downFor = this.carriedMs + (this.outageStart !== null ? this.clock.now() - this.outageStart : 0);
+    return new EndpointOutageError(this.name, this.outageStart !== null ? downFor : this.maxOutageMs, this.maxOutageMs, this.lastError, this.stopping);
   }
 
   private enter(state: Inner): void {

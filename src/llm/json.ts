@@ -12,21 +12,65 @@ export type Structured<T> = { ok: true; value: T; repaired: boolean } | { ok: fa
 
 /** Error strings go back to the model in a re-ask and into verdicts: keep them short. */
 export const MAX_ERROR_CHARS = 800;
-// A reply full of LaTeX braces could make the candidate scan quadratic; this bounds it.
+// A reply full of LaTeX braces could make the candidate scan quadratic; these bound it: at most
+// this many starts, and this many characters scanned over all of them.
 const MAX_SCAN_STARTS = 200;
+const MAX_SCAN_WORK = 2_000_000;
+/**
+ * Replies longer than this are only parsed as they are (linear work), never searched for an
+ * object inside prose, fences or think blocks: far above a real verdict, and it keeps one
+ * runaway reply from holding the judging thread (and every other record) for seconds.
+ */
+export const MAX_SEARCH_CHARS = 1_000_000;
+/** jsonrepair is for almost-JSON verdicts; on a megabyte of brackets it recurses for a second. */
+const MAX_REPAIR_CHARS = 200_000;
 
-const THINK = /<think(?:ing)?>[\s\S]*?<\/think(?:ing)?>/gi;
-// Every THINK match ends with a closing tag; without one, stripping them changes nothing.
+// Every think block ends with a closing tag; without one, stripping them changes nothing.
 const THINK_CLOSE = /<\/think/i;
-const FENCE = /```[ \t]*([A-Za-z0-9_-]*)[^\n]*\n([\s\S]*?)```/g;
+const THINK_OPEN = /<think(?:ing)?>/gi;
+const THINK_END = /<\/think(?:ing)?>/gi;
+
+/** `text` without its <think>…</think> blocks, in one pass (a regex with a lazy body is quadratic on unclosed tags). */
+function stripThink(text: string): string {
+  if (!THINK_CLOSE.test(text)) return text;
+  let out = '';
+  let pos = 0;
+  for (;;) {
+    THINK_OPEN.lastIndex = pos;
+    const open = THINK_OPEN.exec(text);
+    if (!open) break;
+    THINK_END.lastIndex = open.index + open[0].length;
+    const close = THINK_END.exec(text);
+    if (!close) break; // no later block can close either
+    out += text.slice(pos, open.index);
+    pos = close.index + close[0].length;
+  }
+  return out + text.slice(pos);
+}
+
+/** Markdown fences (```lang … ```) in order, found with indexOf; `closed` false for a last one cut off. */
+function fences(body: string): Array<{ lang: string; text: string; closed: boolean }> {
+  const out: Array<{ lang: string; text: string; closed: boolean }> = [];
+  let pos = 0;
+  for (;;) {
+    const open = body.indexOf('```', pos);
+    if (open < 0) break;
+    const eol = body.indexOf('\n', open + 3);
+    if (eol < 0) break;
+    const lang = (/^[ \t]*([A-Za-z0-9_-]*)/.exec(body.slice(open + 3, eol))?.[1] ?? '').toLowerCase();
+    const close = body.indexOf('```', eol + 1);
+    out.push({ lang, text: body.slice(eol + 1, close < 0 ? body.length : close), closed: close >= 0 });
+    if (close < 0) break;
+    pos = close + 3;
+  }
+  return out;
+}
 
 /** Candidate JSON texts in the order we trust them. */
-function candidates(text: string): string[] {
+function candidates(body: string): string[] {
   const out: string[] = [];
-  const body = text.replace(THINK, '').trim();
-  for (const m of body.matchAll(FENCE)) {
-    const lang = (m[1] ?? '').toLowerCase();
-    if (lang === '' || lang === 'json' || lang === 'json5' || lang === 'jsonc') out.push(m[2]!.trim());
+  for (const f of fences(body)) {
+    if (f.closed && (f.lang === '' || f.lang === 'json' || f.lang === 'json5' || f.lang === 'jsonc')) out.push(f.text.trim());
   }
   out.push(body);
   out.push(...balancedSpans(body));
@@ -42,14 +86,16 @@ export function balancedSpans(text: string): string[] {
   const spans: string[] = [];
   let starts = 0;
   let i = 0;
-  while (i < text.length && starts < MAX_SCAN_STARTS) {
+  let work = 0;
+  while (i < text.length && starts < MAX_SCAN_STARTS && work < MAX_SCAN_WORK) {
     const c = text[i];
     if (c !== '{' && c !== '[') {
       i++;
       continue;
     }
     starts++;
-    const end = scanBalanced(text, i);
+    const end = scanBalanced(text, i, MAX_SCAN_WORK - work);
+    work += (end < 0 ? text.length : end + 1) - i;
     if (end < 0) {
       i++;
       continue;
@@ -61,12 +107,13 @@ export function balancedSpans(text: string): string[] {
   return [...spans.filter((s) => s[0] === '{'), ...spans.filter((s) => s[0] === '[')];
 }
 
-/** Index of the bracket closing the one at `start`, or -1. */
-function scanBalanced(text: string, start: number): number {
+/** Index of the bracket closing the one at `start`, or -1 (also when `budget` characters did not reach it). */
+function scanBalanced(text: string, start: number, budget: number): number {
   const stack: string[] = [];
   let inString = false;
   let escaped = false;
-  for (let j = start; j < text.length; j++) {
+  const stop = Math.min(text.length, start + budget);
+  for (let j = start; j < stop; j++) {
     const c = text[j];
     if (inString) {
       if (escaped) escaped = false;
@@ -98,13 +145,10 @@ function isContainer(v: unknown): boolean {
 }
 
 /** Texts worth handing to jsonrepair: fenced bodies, or from the first "{" to the end (truncated replies). */
-function repairInputs(text: string): string[] {
-  const body = text.replace(THINK, '').trim();
+function repairInputs(body: string): string[] {
   const out: string[] = [];
-  for (const m of body.matchAll(FENCE)) out.push(m[2]!.trim());
-  // An unterminated fence (reply cut off by max_tokens).
-  const open = /```[ \t]*(?:json)?[^\n]*\n([\s\S]*)$/i.exec(body);
-  if (open && !open[1]!.includes('```')) out.push(open[1]!.trim());
+  // Closed fences, then an unterminated one (a reply cut off by max_tokens).
+  for (const f of fences(body)) out.push(f.text.trim());
   const first = body.search(/[{[]/);
   if (first >= 0) {
     const last = Math.max(body.lastIndexOf('}'), body.lastIndexOf(']'));
@@ -116,11 +160,14 @@ function repairInputs(text: string): string[] {
 
 /** All JSON values we can read from `text`, exact parses first, then repairs. */
 function* readings(text: string): Generator<{ value: unknown; repaired: boolean }> {
-  for (const c of candidates(text)) {
+  if (text.length > MAX_SEARCH_CHARS) return;
+  const body = stripThink(text).trim();
+  for (const c of candidates(body)) {
     const p = tryParse(c);
     if (p.ok && isContainer(p.value)) yield { value: p.value, repaired: false };
   }
-  for (const c of repairInputs(text)) {
+  for (const c of repairInputs(body)) {
+    if (c.length > MAX_REPAIR_CHARS) continue;
     let fixed: string;
     try {
       fixed = jsonrepair(c);
@@ -151,7 +198,7 @@ export function extractJson(text: string): JsonExtraction {
   const plain = plainJson(text);
   if (plain.ok) return { ok: true, value: plain.value, repaired: false };
   for (const r of readings(text)) return { ok: true, value: r.value, repaired: r.repaired };
-  return { ok: false, error: text.trim() === '' ? 'the reply was empty' : 'no JSON object found in the reply' };
+  return { ok: false, error: notFound(text) };
 }
 
 /**
@@ -172,7 +219,12 @@ export function parseStructured<T>(text: string, schema: ZodType<T>): Structured
     firstError ??= formatZodError(res.error);
   }
   if (firstError !== null) return { ok: false, error: firstError };
-  return { ok: false, error: text.trim() === '' ? 'the reply was empty' : 'no JSON object found in the reply' };
+  return { ok: false, error: notFound(text) };
+}
+
+function notFound(text: string): string {
+  if (text.length > MAX_SEARCH_CHARS) return `the reply (${text.length} characters) is not one JSON object, and is too long to search for one (over ${MAX_SEARCH_CHARS})`;
+  return text.trim() === '' ? 'the reply was empty' : 'no JSON object found in the reply';
 }
 
 export function formatZodError(error: z.ZodError): string {

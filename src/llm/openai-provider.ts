@@ -15,15 +15,18 @@ import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUse
 import { createDialectResolver, PROBE_MAX_TOKENS, PROBE_PROMPT } from './dialect-probe.js';
 import { dialectFields } from './dialect.js';
 import { toFinishReason } from './finish-reason.js';
-import { connectionPool, pooledFetch } from './pooled-fetch.js';
-import { asRejection } from './rejection.js';
+import { connectionPool, pooledFetch, ReplyTooLargeError } from './pooled-fetch.js';
+import { asContextOverflow, asRejection } from './rejection.js';
 import { windowFromModels } from './tokens.js';
 import { logger, type Logger } from '../util/log.js';
 import { createRedactor, type Redactor } from '../util/redact.js';
 import { ProviderError, type ChatRequest, type ChatResponse, type EndpointConfig, type Provider, type WindowSource } from './types.js';
 
 const RETRYABLE_STATUS = new Set([408, 409, 429]);
+const ENDPOINT_STATUS = new Set([401, 403, 404]);
 const MAX_MESSAGE_CHARS = 500;
+/** endpoints.*.max_reply_bytes when an endpoint config is built in code without it */
+export const DEFAULT_MAX_REPLY_BYTES = 4 * 1024 * 1024;
 
 export function isRetryableStatus(status: number): boolean {
   return RETRYABLE_STATUS.has(status) || status >= 500;
@@ -64,8 +67,10 @@ export function createOpenAIProvider(name: string, endpoint: EndpointConfig, opt
   // The key is redacted from every message we produce, whatever its variable is called.
   const redactor = createRedactor(env, [apiKey === 'not-needed' ? undefined : apiKey]);
   const pool = connectionPool(endpoint.max_concurrency);
+  // Chat replies only: the model listing of a large router is bigger than any verdict, and read once.
   const fetch = pooledFetch(pool);
-  const client = clientFor(endpoint, apiKey, fetch);
+  const chatFetch = pooledFetch(pool, endpoint.max_reply_bytes ?? DEFAULT_MAX_REPLY_BYTES);
+  const client = clientFor(endpoint, apiKey, chatFetch);
 
   /** One chat completion with `body`; every failure is a redacted ProviderError. */
   async function send(body: Record<string, unknown>, extraBody: Record<string, unknown> | undefined, signal: AbortSignal): Promise<ChatResponse> {
@@ -79,7 +84,7 @@ export function createOpenAIProvider(name: string, endpoint: EndpointConfig, opt
         timeout: endpoint.timeout_ms,
         fetchOptions: { [SCOPE]: scope } as CallOptions['fetchOptions'],
       });
-      return toResponse(completion, redactor);
+      return toResponse(completion, redactor, name);
     } catch (err) {
       throw sendFailure(err, signal, redactor, scope, endpoint.timeout_ms);
     }
@@ -185,10 +190,13 @@ function callerAbort(signal: AbortSignal, redactor: Redactor): ProviderError {
   return new ProviderError(redactor.text(`aborted by caller: ${why}`), false);
 }
 
-function toResponse(completion: OpenAI.Chat.ChatCompletion, redactor: Redactor): ChatResponse {
+function toResponse(completion: OpenAI.Chat.ChatCompletion, redactor: Redactor, endpoint: string): ChatResponse {
+  // The client hands over the body as text when it is not JSON (an HTML page from a proxy or a
+  // base_url that is not the API): say so rather than "no choices".
+  if (typeof completion !== 'object' || completion === null) throw new ProviderError(redactor.text(short(`the server answered HTTP 200 with a body that is not JSON (${describeBody(completion)}): is endpoints.${endpoint}.base_url the API root (…/v1), not a web page or a proxy's login?`)), true, 200);
   const choice = completion.choices?.[0];
   // A 200 without choices is a broken gateway/proxy reply, worth another try.
-  if (!choice) throw new ProviderError('response has no choices', true, 200);
+  if (!choice) throw new ProviderError('the server answered HTTP 200 with JSON that has no choices (not a chat completion)', true, 200);
   const msg = choice.message as unknown as Record<string, unknown>;
   const content = typeof msg.content === 'string' ? msg.content : '';
   const reasoning = typeof msg.reasoning_content === 'string' ? msg.reasoning_content : typeof msg.reasoning === 'string' ? msg.reasoning : undefined;
@@ -202,6 +210,12 @@ function toResponse(completion: OpenAI.Chat.ChatCompletion, redactor: Redactor):
     tokens_in: nonNegInt(completion.usage?.prompt_tokens),
     tokens_out: nonNegInt(completion.usage?.completion_tokens),
   };
+}
+
+function describeBody(body: unknown): string {
+  const text = typeof body === 'string' ? body.trim() : String(body);
+  if (text === '') return 'empty';
+  return `${/^<(!doctype|html)/i.test(text) ? 'HTML' : 'text'}, starting "${text.slice(0, 60)}"`;
 }
 
 function nonNegInt(n: unknown): number {
@@ -239,6 +253,8 @@ export function toProviderError(err: unknown, redactor: Redactor, scope?: Reques
   if (err instanceof APIUserAbortError) return new ProviderError('aborted', false);
   if (err instanceof APIConnectionError) {
     const cause = (err as { cause?: unknown }).cause;
+    // The server answered, at length: this call's reply, not the endpoint, is at fault.
+    if (cause instanceof ReplyTooLargeError) return new ProviderError(`${cause.message} (endpoints.${scope?.endpoint ?? '?'}.max_reply_bytes); not retried`, false, 200);
     const detail = cause instanceof Error ? `${cause.message}${cause.cause instanceof Error ? ` (${cause.cause.message})` : ''}` : '';
     return new ProviderError(redactor.text(short(`connection error: ${err.message}${detail ? ` ${detail}` : ''}`)), true, undefined, undefined, 'connection');
   }
@@ -248,11 +264,13 @@ export function toProviderError(err: unknown, redactor: Redactor, scope?: Reques
     const reply = { status, message: err.message, ...(scope?.errorBody !== undefined ? { body: scope.errorBody } : {}), param: typeof err.param === 'string' ? err.param : null };
     // The client's message when it kept one (`error.message`), else the body as sent.
     const said = err.error !== undefined || scope?.errorBody === undefined ? err.message.replace(/^\d{3} /, '') : scope.errorBody;
-    const rejected = scope ? asRejection(reply, scope.endpoint, scope.extraBody, short(said), redactor.text) : undefined;
+    // 401/403/404 are the endpoint's faults (./outage.ts), whatever field the body mentions.
+    const rejected = scope && !ENDPOINT_STATUS.has(status) ? (asContextOverflow(reply, scope.endpoint, short(said), redactor.text) ?? asRejection(reply, scope.endpoint, scope.extraBody, short(said), redactor.text)) : undefined;
     if (rejected) return rejected;
     return new ProviderError(redactor.text(short(`HTTP ${err.message}`)), isRetryableStatus(status), status, isRetryableStatus(status) ? parseRetryAfter(err.headers) : undefined);
   }
-  // E.g. a 200 whose body is not JSON: a flaky proxy more often than a permanent condition.
+  // A body labelled JSON that does not parse: a flaky proxy more often than a permanent condition.
+  if (err instanceof SyntaxError) return new ProviderError(redactor.text(short(`the server's reply is not valid JSON though labelled so: ${err.message}`)), true);
   const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
   return new ProviderError(redactor.text(short(`unexpected error: ${message}`)), true);
 }

@@ -45,7 +45,16 @@ export function connectionPool(maxSockets: number, idleMs = IDLE_MS): Connection
   };
 }
 
-export function pooledFetch(pool: ConnectionPool): FetchLike {
+/** A reply body longer than the endpoint allows (`max_reply_bytes`): reading it stopped there. */
+export class ReplyTooLargeError extends Error {
+  override name = 'ReplyTooLargeError';
+  constructor(readonly limit: number) {
+    super(`the reply was larger than ${limit} bytes; reading stopped there`);
+  }
+}
+
+/** `maxBodyBytes`: a reply body longer than this is not read on (ReplyTooLargeError), so no reply can fill memory. */
+export function pooledFetch(pool: ConnectionPool, maxBodyBytes = Number.POSITIVE_INFINITY): FetchLike {
   return (async (input: Parameters<FetchLike>[0], init?: RequestInit): Promise<Response> => {
     // A Request object (the client never sends one) is taken apart into the same parts.
     const fromRequest = input instanceof Request ? { method: input.method, headers: input.headers, body: input.body === null ? undefined : await input.arrayBuffer(), signal: input.signal } : {};
@@ -61,7 +70,7 @@ export function pooledFetch(pool: ConnectionPool): FetchLike {
         req.once('error', reject);
         req.end(body);
       });
-      return new BufferedResponse(res.statusCode ?? 0, headerPairs(res.rawHeaders), await readText(res)) as unknown as Response;
+      return new BufferedResponse(res.statusCode ?? 0, headerPairs(res.rawHeaders), await readText(res, maxBodyBytes)) as unknown as Response;
     } catch (err) {
       // Aborted while the body was still coming, Node reports the reply as cut ('aborted',
       // ECONNRESET); a fetch says AbortError, which is how the client tells its timeout apart.
@@ -78,11 +87,20 @@ async function bodyBytes(body: RequestInit['body'] | ArrayBuffer | undefined): P
   return new Uint8Array(await new Response(body as ConstructorParameters<typeof Response>[0]).arrayBuffer());
 }
 
-function readText(res: IncomingMessage): Promise<string> {
+function readText(res: IncomingMessage, maxBytes: number): Promise<string> {
   return new Promise((resolve, reject) => {
     let text = '';
+    let bytes = 0;
     res.setEncoding('utf8');
-    res.on('data', (chunk: string) => (text += chunk));
+    res.on('data', (chunk: string) => {
+      bytes += Buffer.byteLength(chunk, 'utf8');
+      if (bytes > maxBytes) {
+        res.destroy();
+        reject(new ReplyTooLargeError(maxBytes));
+        return;
+      }
+      text += chunk;
+    });
     res.once('end', () => resolve(text));
     res.once('error', reject);
   });

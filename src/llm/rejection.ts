@@ -93,10 +93,33 @@ export function asRejection(reply: ErrorReply, endpoint: string, extraBody: Reco
   const field = rejectedField(reply);
   if (field === null) return undefined;
   const setting = settingFor(endpoint, field, extraBody);
-  const hint = setting.startsWith('endpoints.') ? ' (`auto` picks a dialect this server accepts)' : '';
+  const hint = settingHint(field, setting);
   const said = redact(serverSays);
   const message = `HTTP ${reply.status}: the server rejected request field "${field}" (not retried); change ${setting}${hint}. Server said: ${said}`;
   return new RejectedFieldError(redact(message), reply.status, field, setting, said);
+}
+
+/** What to set `setting` to, when only some values can help. */
+function settingHint(field: string, setting: string): string {
+  if (!setting.startsWith('endpoints.')) return '';
+  const top = field.split(/[.[]/)[0]!;
+  if (top === 'max_tokens') return ' to max_completion_tokens';
+  if (top === 'max_completion_tokens') return ' to max_tokens';
+  return ' (`auto` picks a dialect this server accepts)';
+}
+
+// vLLM, OpenAI, llama.cpp, SGLang, TGI and OpenRouter phrasings of "the prompt does not fit".
+const CONTEXT_OVERFLOW = /context[_ ]length[_ ]exceeded|maximum context length|exceeds? (?:the )?(?:model'?s? )?(?:maximum |available )?context|context (?:window|size) (?:of|is) exceeded|prompt is too long|input (?:is )?too long|too many (?:input )?tokens|longer than the model's context/i;
+
+/**
+ * A 4xx saying this request's prompt (plus its max_tokens) is longer than the model's context:
+ * the record's own failure, not a field to drop. Undefined when the reply says nothing of it.
+ */
+export function asContextOverflow(reply: ErrorReply, endpoint: string, serverSays: string, redact: (s: string) => string = (s) => s): ProviderError | undefined {
+  if (reply.status < 400 || reply.status >= 500 || reply.status === 429) return undefined;
+  if (!CONTEXT_OVERFLOW.test(`${reply.body ?? ''}\n${reply.message}`)) return undefined;
+  const message = `HTTP ${reply.status}: the prompt is too long for the model's context window (not retried): this record's prompt plus max_tokens does not fit; lower max_tokens, use a model with a longer context, or set endpoints.${endpoint}.context_window so such calls fail before they are sent. Server said: ${serverSays}`;
+  return new ProviderError(redact(message), false, reply.status);
 }
 
 /** Whether the endpoint's `response_format` setting is what sends `field`. */

@@ -68,6 +68,13 @@ export interface WindowSource {
   from: string;
 }
 
+/**
+ * The tiny structured question every OpenAI-compatible endpoint may be asked besides the jury's
+ * own prompts (the `response_format: auto` probe, the run's preflight); servers that script
+ * replies (the simulator) answer it with `{"ok": true}`.
+ */
+export const PROBE_PROMPT = 'Answer with a JSON object whose only key "ok" is the boolean true.';
+
 /** Failures that say the server could not be reached or did not answer, whatever was asked. */
 export type ReachFailure = 'connection' | 'timeout';
 

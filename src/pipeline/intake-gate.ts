@@ -12,6 +12,8 @@ export interface IntakeGate {
   onChange(listener: () => void): () => void;
   /** the run is stopping during a hold: what waits on it gives up now instead of at its limit */
   stopWaiting?(): void;
+  /** true when the hold is the run stopping (an endpoint fault), not a pause to wait out */
+  stopping?(): boolean;
 }
 
 /** The gate over the model endpoints: held while any endpoint is down. */
@@ -23,6 +25,7 @@ export function endpointGate(health: HealthView, stopWaiting?: () => void): Inta
       return down.map((e) => `endpoint "${e.name}" is ${e.state}${e.last_error ? ` (${e.last_error})` : ''}`).join('; ');
     },
     onChange: (l) => health.onChange(l),
+    stopping: () => health.endpoints().some((e) => e.gave_up),
     ...(stopWaiting ? { stopWaiting } : {}),
   };
 }
@@ -83,7 +86,8 @@ export class PauseTracker {
 
   private update(): void {
     const reason = this.gate.holdReason();
-    if (reason !== null && this.since === null) {
+    // A fault that stops the run is no pause: the stage halts on it, with its own one line.
+    if (reason !== null && this.since === null && !this.gate.stopping?.()) {
       this.since = this.now();
       this.before = this.counters.paused_ms;
       this.counters.pauses += 1;

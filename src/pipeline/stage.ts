@@ -19,6 +19,7 @@
  */
 import PQueue from 'p-queue';
 import { logger, type Logger } from '../util/log.js';
+import { limitedLog, type LimitedLog } from '../util/repeat-limiter.js';
 import { unitToken } from './positions.js';
 import { type PlannedRange, type RangeLimits, RangePlanner } from './range-planner.js';
 import { commitRange, type RangeCommitDeps, RangeWriter } from './range-writer.js';
@@ -184,6 +185,7 @@ class Stage {
   /** an endpoint stayed down too long: stop pulling, commit only ranges already all judged */
   private halted: Error | null = null;
   private pause: PauseTracker | null = null;
+  private pauseLog: LimitedLog | null = null;
   private readonly duplicates: DuplicateIds;
   /** the committed range being read past, until its records are known unchanged */
   private pending: SkipCheck<Held> | null = null;
@@ -212,6 +214,7 @@ class Stage {
       await this.commitChain;
     } finally {
       this.pause?.stop();
+      this.pauseLog?.close();
     }
     this.records.close();
     if (this.fatal) throw this.fatal;
@@ -451,14 +454,16 @@ class Stage {
   private startPauses(): void {
     const gate = this.opts.gate;
     if (!gate) return;
-    const log = this.commitDeps.log;
+    const pauses = limitedLog(this.commitDeps.log);
+    this.pauseLog = pauses;
     this.pause = new PauseTracker(gate, this.counters, {
       hold: (held) => {
         this.opts.source.streaming?.hold?.(held);
         // Already stopping when the outage began: nothing will wait for it to end.
         if (held && this.opts.signal?.aborted) queueMicrotask(() => gate.stopWaiting?.());
       },
-      log: (line, resumed) => (resumed ? log.info(line) : log.warn(line)),
+      // An endpoint that flaps pauses and resumes often: one line per kind of event per window.
+      log: (line, resumed) => (resumed ? pauses.write('info', 'intake resumed', line) : pauses.write('warn', 'intake paused', line)),
       progress: () => this.progress(),
     });
     // Stopping during an outage: the records waiting for it give up now (uncommitted) instead

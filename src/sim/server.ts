@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { z } from 'zod';
-import type { ChatMessage, ChatRequest } from '../llm/types.js';
+import { PROBE_PROMPT, type ChatMessage, type ChatRequest } from '../llm/types.js';
 import { defaultProfile } from './default-profile.js';
 import { requestKey, SimEngine, type EngineResult } from './engine.js';
 import type { GoldIndex } from './gold.js';
@@ -205,6 +205,10 @@ async function chat(d: ChatDeps, httpReq: IncomingMessage, res: ServerResponse):
   if (!model) {
     runtime.record(req.model, 'unknown_model');
     return sendError(res, 404, 'model_not_found', `The model "${req.model}" does not exist in the simulator profile.`);
+  }
+  // The client's own check (dialect probe, preflight): no task, no faults, the answer it asks for.
+  if (req.messages.length === 1 && req.messages[0]!.content === PROBE_PROMPT) {
+    return sendJson(res, 200, completionBody(req, { kind: 'ok', task: 'probe', content: '{"ok": true}', tokens_in: 20, tokens_out: 4, latency_ms: 0, finish_reason: 'stop', format: 'json' } as Extract<EngineResult, { kind: 'ok' }>, 'chatcmpl-sim-probe'));
   }
   if (!runtime.tryAcquire(req.model, model.max_concurrency)) {
     runtime.record(req.model, 'rate_limited');

@@ -92,7 +92,8 @@ describe('--log-format json', () => {
     );
     const input = writeJsonl(join(dir, 'in.jsonl'), records(3));
     const res = await runCli(['run', '--log-format', 'json', '--debug', '--progress', 'log', '-c', config, '-i', input, '-o', join(dir, 'out')], { env: { RJ_LOG_SENTINEL: SENTINEL } });
-    expect(res.code, res.stderr).toBe(0);
+    // A refused key stops the run (issue 35): exit 3, one fatal event, redacted.
+    expect(res.code, res.stderr).toBe(3);
     // The key really went to the echoing server, and came back in its error bodies.
     expect(echo.seen).toContain(`Bearer ${SENTINEL}`);
     const events = jsonLines(res.stderr);
@@ -104,11 +105,9 @@ describe('--log-format json', () => {
       expect(typeof e.time).toBe('string');
     }
     expect(jqAccepts(res.stderr)).not.toBe(false);
-    // The failed seat's error reached the log, with the record it belongs to (redacted).
-    const noVerdict = events.filter((e) => e.component === 'stage' && e.level === 'warn' && String(e.msg).startsWith('no verdict'));
-    expect(noVerdict.length).toBeGreaterThan(0);
-    expect(noVerdict[0]!.record_id).toMatch(/^log-\d$/);
-    expect(events.some((e) => e.component === 'progress' && e.msg === 'finished' && e.no_verdict === 3)).toBe(true);
+    const fatal = events.filter((e) => e.level === 'fatal');
+    expect(fatal).toHaveLength(1);
+    expect(String(fatal[0]!.msg)).toMatch(/endpoint "echo" refused the API key \(HTTP 401\) for seat "jury-2"/);
     const auditText = readFileSync(audit, 'utf8');
     expect(auditText).toMatch(/Incorrect API key provided/);
     for (const [where, text] of Object.entries({ stdout: res.stdout, stderr: res.stderr, audit: auditText })) {

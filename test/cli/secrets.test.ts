@@ -61,18 +61,16 @@ describe('secrets never leave the environment', () => {
     );
     const record = { id: 'r1', problem: 'What is 3*4?', trace: '3*4 = 13.\n\nSo the answer is 13.', gold: { error_steps: [1, 2] } };
     const res = await runCli(['judge', '--config', config], { stdin: JSON.stringify(record), env: { RJ_SENTINEL_KEY: SENTINEL, LOG_LEVEL: 'debug' } });
-    expect(res.code).toBe(0);
-    const verdict = Verdict.parse(JSON.parse(res.stdout));
+    // A refused key is the endpoint's fault: the command stops with one line (issue 35), redacted.
+    expect(res.code, res.stderr).toBe(3);
+    expect(res.stderr).toMatch(/endpoint "echo" refused the API key \(HTTP 401\)/);
     // The key really was sent to both servers.
     expect(sim.stats().authorization.present).toBeGreaterThan(0);
     expect(echo.seen.some((a) => a === `Bearer ${SENTINEL}`)).toBe(true);
-    // The echoing juror and consolidator failed, so their error texts went through redaction.
-    expect(verdict.degraded).toBe(true);
-    expect(verdict.phase1_judgements[2]!.error).toMatch(/401/);
     const auditText = readFileSync(audit, 'utf8');
     expect(auditText).toMatch(/Incorrect API key provided/);
     const cacheFiles = readFileSync(join(dir, 'jury.yaml'), 'utf8');
-    for (const [where, text] of Object.entries({ stdout: res.stdout, stderr: res.stderr, audit: auditText, verdict: JSON.stringify(verdict), config: cacheFiles })) {
+    for (const [where, text] of Object.entries({ stdout: res.stdout, stderr: res.stderr, audit: auditText, config: cacheFiles })) {
       expect(text.includes(SENTINEL), `sentinel leaked into ${where}`).toBe(false);
       expect(text.includes(SENTINEL.slice(3, 20)), `part of the sentinel leaked into ${where}`).toBe(false);
     }

@@ -10,6 +10,7 @@ import { EndpointConfig, ParticipantConfig } from '../../schemas/config.js';
 import { JudgementOutput } from '../../schemas/defect.js';
 import type { AuditEntry } from '../../src/llm/audit.js';
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/llm/gateway.js';
+import { EndpointFaultError } from '../../src/llm/outage.js';
 import { ModelCallError, type CallContext, type ChatMessage } from '../../src/llm/types.js';
 import { ok, startScriptedServer, type Script, type ScriptedServer } from './helpers/scripted-server.js';
 
@@ -100,25 +101,25 @@ describe('gateway: retries', () => {
     expect(h.sleeps).toEqual([7000, 1500]);
   });
 
-  it('fails fast on 401 without leaking the key, and says so in usage, ledger and audit', async () => {
+  it('stops at once on 401 (an endpoint fault, not the record\'s) without leaking the key', async () => {
     const h = await harness((r) => ({ status: 401, body: { error: { message: `invalid key ${String(r.headers.authorization)}` } } }));
-    const err = await callError(judge(h));
+    const err = (await judge(h).catch((e: unknown) => e)) as Error;
+    expect(err).toBeInstanceOf(EndpointFaultError);
     expect(h.server.requests).toHaveLength(1);
     expect(h.server.requests[0]!.headers.authorization).toBe(`Bearer ${SENTINEL}`); // the key really was sent
-    expect(err.message).toContain('401');
+    expect(err.message).toMatch(/^endpoint "local" refused the API key \(HTTP 401\) for seat "juror-a"/);
     expect(err.message).not.toContain(SENTINEL);
-    expect(JSON.stringify(err.usage)).not.toContain(SENTINEL);
-    expect(err.usage).toMatchObject({ attempts: 1, outcome: 'error', tokens_in: 0, cost_usd: 0 });
     expect(h.sleeps).toEqual([]);
-    expect(h.gw.ledger.summary().total).toMatchObject({ calls: 1, errors: 1, attempts: 1 });
+    expect(h.gw.ledger.summary().total).toMatchObject({ calls: 0 }); // never a juror's failure
     const lines = await h.audit();
     expect(lines.map((l) => l.outcome)).toEqual(['error']);
   });
 
-  it('gives up after max_retries and reports all attempts', async () => {
-    const h = await harness(() => ({ status: 502, body: {} }), { endpoint: { max_retries: 2 } });
-    const err = await callError(judge(h));
-    expect(err.usage.attempts).toBe(3);
+  it('a call whose every attempt the endpoint failed stops the run after max_retries, with all attempts audited', async () => {
+    const h = await harness(() => ({ status: 502, body: {} }), { endpoint: { max_retries: 2, breaker: { failures: 10 } } });
+    const err = (await judge(h).catch((e: unknown) => e)) as Error;
+    expect(err).toBeInstanceOf(EndpointFaultError);
+    expect(err.message).toMatch(/failed all 3 attempt\(s\) of seat "juror-a"/);
     expect(h.server.requests).toHaveLength(3);
     expect((await h.audit()).map((l) => l.outcome)).toEqual(['retryable_error', 'retryable_error', 'error']);
   });
@@ -304,7 +305,7 @@ describe('gateway: cache', () => {
   });
 
   it('never caches errors', async () => {
-    const h = await harness([{ status: 401, body: {} }, { status: 401, body: {} }, ok('no json here'), ok('still none'), ok(VALID)]);
+    const h = await harness([{ status: 400, body: {} }, { status: 400, body: {} }, ok('no json here'), ok('still none'), ok(VALID)]);
     await callError(judge(h));
     await callError(judge(h));
     await callError(judge(h)); // invalid after re-ask
@@ -330,7 +331,7 @@ describe('gateway: secrets', () => {
     const h = await harness((r) => {
       if (r.n === 1) return { status: 500, body: { error: { message: `upstream saw ${echo(r)}` } } };
       if (r.n === 2) return ok(`{"negatives": [], "note": "${echo(r)}"}`, { reasoning_content: `key was ${echo(r)}` });
-      return { status: 403, body: { error: { message: `forbidden for ${echo(r)}` } } };
+      return { status: 400, body: { error: { message: `bad request for ${echo(r)}` } } };
     });
     const res = await judge(h);
     // A prompt that happens to contain another secret from the env: it must not reach the log.

@@ -158,10 +158,10 @@ describe('generateObject: typed error', () => {
   });
 
   it('provider failures stay plain ModelCallErrors (no reply to carry)', async () => {
-    const h = await harness(() => ({ status: 401, body: { error: { message: 'bad key' } } }));
+    const h = await harness(() => ({ status: 400, body: { error: { message: 'bad request' } } }));
     const err = await failure(judge(h));
     expect(err).not.toBeInstanceOf(NoObjectGeneratedError);
-    expect(err.message).toContain('401');
+    expect(err.message).toContain('400');
   });
 
   it('a valid reply reports finish_reason stop, fresh and replayed', async () => {

@@ -96,3 +96,31 @@ describe('plain JSON replies read as the scan reads them', () => {
     expect(parseStructured(nested, z.object({ answer: Schema }))).toEqual({ ok: true, value: { answer: good }, repaired: false });
   });
 });
+
+describe('bounded work on runaway replies (issue 35)', () => {
+  // Each of these held the judging thread for seconds to minutes before the scans were bounded
+  // (1 MB of "{": ~24 s; unclosed think tags and fences: quadratic regex backtracking).
+  const MB = 1_000_000;
+  const runaway: Record<string, string> = {
+    'a megabyte of "{"': '{'.repeat(MB),
+    'a megabyte of "["': '['.repeat(MB),
+    'unclosed think tags after a close': `</think>${'<think>'.repeat(MB / 7)}`,
+    'fences that never close': '```\n'.repeat(MB / 4),
+    'fence openers without a newline': '```'.repeat(MB / 3),
+    'over the search limit': `${'x'.repeat(MB + 10)}{"a": 1}`,
+  };
+  for (const [what, text] of Object.entries(runaway)) {
+    it(`gives up cleanly on ${what}`, () => {
+      const r = extractJson(text);
+      expect(r.ok).toBe(false);
+      expect(parseStructured(text, Schema).ok).toBe(false);
+    });
+  }
+
+  it('still reads a long reply that is plain JSON, and says why a longer prose one is not searched', () => {
+    const long = { negatives: [{ step: 1, why: 'y'.repeat(2 * MB) }] };
+    expect(parseStructured(JSON.stringify(long), Schema)).toMatchObject({ ok: true });
+    const r = extractJson(`${'x'.repeat(MB + 1)} {"a": 1}`);
+    expect(r).toMatchObject({ ok: false, error: expect.stringMatching(/too long to search/) });
+  });
+});

@@ -74,16 +74,16 @@ describe('gateway observer', () => {
     expect(seen.calls[0]!.usage.cost_usd).toBeCloseTo((1000 * 2 + 200 * 10) / 1e6, 12);
   });
 
-  it('a 401 is a client error that is not retried; the failed call is still reported', async () => {
-    const { gw, seen } = await observed(() => ({ status: 401, body: { error: { message: 'no' } } }));
-    await expect(judge(gw)).rejects.toThrow(/401/);
+  it('a 400 is a client error that is not retried; the failed call is still reported', async () => {
+    const { gw, seen } = await observed(() => ({ status: 400, body: { error: { message: 'no' } } }));
+    await expect(judge(gw)).rejects.toThrow(/400/);
     expect(seen.attempts.map((a) => [a.errorKind, a.retried])).toEqual([['client_error', false]]);
     expect(seen.calls.map((c) => c.usage.outcome)).toEqual(['error']);
   });
 
   it('names connection failures and timeouts', async () => {
     const refused = await observed(`http://127.0.0.1:${await closedPort()}/v1`, { max_retries: 1 });
-    await expect(judge(refused.gw)).rejects.toThrow(/unreachable/);
+    await expect(judge(refused.gw)).rejects.toThrow(/failed all 2 attempt/);
     expect(refused.seen.attempts.map((a) => [a.errorKind, a.retried])).toEqual([['connection', true], ['connection', false]]);
     const slow = await observed([{ hang: true }, ok(VALID)], { timeout_ms: 200 });
     await judge(slow.gw);

@@ -108,7 +108,8 @@ describe('a rejected field through the gateway', () => {
   it('a 5xx that names no field is still retried and still an outage', async () => {
     const g = await gateway({ status: 500, body: { error: { message: 'CUDA error: out of memory', type: 'server_error' } } }, { max_retries: 1, breaker: { failures: 100, probe_interval_ms: 10, probe_max_interval_ms: 20 } });
     const err = (await call(g).catch((e: unknown) => e)) as Error;
-    expect(err.message).toContain('failed after 2 attempt(s)');
+    // Every attempt failed on the endpoint's side: a stop of the run, never the record's failure.
+    expect(err.message).toContain('failed all 2 attempt(s)');
     expect(server!.requests).toHaveLength(2);
   });
 });

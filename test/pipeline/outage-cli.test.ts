@@ -117,9 +117,9 @@ describe('run: endpoint outage (separately run simulator)', () => {
     await sim.kill();
     const r = await run;
     expect(r.code, r.stderr).toBe(3);
-    const lines = r.stderr.split('\n').filter((l) => /unreachable/.test(l) && !/intake paused/.test(l));
+    const lines = r.stderr.split('\n').filter((l) => /has been down/.test(l) && !/intake paused/.test(l));
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^reasoning-jury: endpoint "sim" has been unreachable for \d+ s, longer than the allowed outage of 3 s .*run the same command again/);
+    expect(lines[0]).toMatch(/^reasoning-jury: endpoint "sim" has been down \(unreachable or failing every call\) for \d+ s, longer than the allowed outage of 3 s .*run the same command again/);
     expect(r.stderr).not.toMatch(/\n\s+at /); // no stack
     const partial = await verdicts();
     expect(partial.length).toBeGreaterThan(0);

@@ -115,7 +115,7 @@ describe('stage: endpoint outage', () => {
     const { records, store, run } = setup();
     const first = await run(switchable({ down: false, calls: 0, downAfter: 100 }), 300);
     expect(first.error).toBeInstanceOf(EndpointOutageError);
-    expect((first.error as Error).message).toMatch(/endpoint "sim" has been unreachable/);
+    expect((first.error as Error).message).toMatch(/endpoint "sim" has been down \(unreachable or failing every call\)/);
     const partial = await verdicts(store);
     expect(partial.length).toBeGreaterThan(0);
     expect(partial.length).toBeLessThan(N);
@@ -137,7 +137,7 @@ describe('stage: endpoint outage', () => {
     const t0 = Date.now();
     const first = await run(switchable({ down: false, calls: 0, downAfter: 100, onDown: () => setTimeout(() => stop.abort(), 100) }), 600_000, [], stop.signal);
     expect(first.error).toBeInstanceOf(EndpointOutageError);
-    expect((first.error as Error).message).toMatch(/^stopped while endpoint "sim" was unreachable/);
+    expect((first.error as Error).message).toMatch(/^stopped while endpoint "sim" was down/);
     expect(Date.now() - t0).toBeLessThan(60_000); // not the 10 min maximum outage
     const partial = await verdicts(store);
     expect(partial.length % RANGE).toBe(0);

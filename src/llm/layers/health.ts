@@ -1,34 +1,48 @@
 /**
  * Health layer, just inside the retry layer: every attempt passes its endpoint's breaker
- * (src/llm/health.ts). While the endpoint is down the attempt waits here, outside the limiter,
- * and goes again once it is back, so an outage uses up neither the call's retries nor its
- * juror. A lone outage failure below the threshold is thrown to the retry loop as before.
+ * (src/llm/health.ts) and is classified by whose fault its failure is (src/llm/outage.ts).
+ *
+ * While the endpoint is down the attempt waits here, outside the limiter, spending nothing; a
+ * failure that belongs to the outage (a failed trial, an attempt sent before it went down) waits
+ * and goes again. Every other failure spends from its call's retries, a reset included, so a
+ * call always ends. A failure for the endpoint's reasons never becomes the record's: a refused
+ * key or unknown model stops the run at once, and a call whose every attempt the endpoint failed
+ * (resets, 5xx, timeouts while others were answered) stops it too, the record uncommitted.
  */
 import type { EndpointBreaker } from '../health.js';
-import type { AttemptLayer } from '../model.js';
-import { outageKindOf } from '../outage.js';
+import type { AttemptLayer, AttemptInfo } from '../model.js';
+import { hardFaultOf, outageKindOf } from '../outage.js';
+import { hardFault, unansweredCall, type FaultScene } from '../fault-message.js';
 
-export function healthLayer(breaker: EndpointBreaker): AttemptLayer {
+export function healthLayer(breaker: EndpointBreaker, scene: Omit<FaultScene, 'seat' | 'said'>): AttemptLayer {
+  const sceneOf = (a: AttemptInfo, err: unknown): FaultScene => ({ ...scene, seat: a.call.seat, said: (err as Error).message });
   return (next) => async (req, a) => {
-    // The audit line of an attempt the breaker will wait out says `retryable_error`.
-    const willRetry = (err: unknown) => a.willRetry(err) || breaker.wouldAbsorb(outageKindOf(err));
     for (;;) {
       const ticket = await breaker.admit(a.signal);
+      // The audit line of an attempt the outage will absorb says `retryable_error`.
+      const willRetry = (err: unknown) => a.willRetry(err) || (outageKindOf(err) !== null && breaker.absorbs(ticket));
       try {
         const c = await next(req, { ...a, willRetry });
         breaker.answered();
         return c;
       } catch (err) {
-        const kind = outageKindOf(err);
         if (a.signal.aborted) {
           breaker.abandoned(ticket);
           throw err;
         }
-        if (kind === null) {
+        const hard = hardFaultOf(err);
+        if (hard !== null) throw breaker.fault(hardFault(hard, sceneOf(a, err)));
+        if (outageKindOf(err) === null) {
           breaker.answered();
           throw err;
         }
-        if (breaker.failed(ticket, kind, (err as Error).message, !a.willRetry(err)) === 'throw') throw err;
+        const absorbed = breaker.failed(ticket, (err as Error).message);
+        // The run is already stopping because of this endpoint: say why, once.
+        const stop = breaker.stopReason();
+        if (stop) throw stop;
+        if (absorbed) continue;
+        if (!a.willRetry(err)) throw unansweredCall(sceneOf(a, err), a.call.ctx.record_id, a.call.meter.attempts);
+        throw err;
       }
     }
   };

@@ -1,0 +1,163 @@
+/**
+ * Endpoint faults a new user meets first (issue 35), end to end through the CLI bin and the real
+ * `openai` client: a gate server in front of the juror simulator refuses the key, does not serve
+ * a model, or answers 500 to every chat call while GET /models answers 200. In each case the run
+ * stops with exit 3 and one line naming the endpoint, nothing of the fault is committed, and the
+ * same command after the fix judges every record.
+ */
+import { readdirSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
+import YAML from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LocalObjectStore } from '../../src/pipeline/object-store.js';
+import { readCommittedRows } from '../../src/pipeline/shard-read.js';
+import { defaultProfile, startSimulator, withoutFaults, type RunningSimulator } from '../../src/sim/index.js';
+import { syntheticRecords } from '../../src/sim/synthetic.js';
+import { runCli } from '../helpers/cli.js';
+import { treeProbe } from '../helpers/progress.js';
+import { tempDir, writeJsonl } from '../helpers/run-setup.js';
+
+interface Gate {
+  key: string;
+  /** models the gate serves (others: 404) */
+  served: Set<string>;
+  /** chat calls answer 500 while GET /models still answers 200 */
+  deadEngine: boolean;
+  chats: number;
+}
+
+let sim: RunningSimulator;
+let server: Server;
+let url: string;
+const gate: Gate = { key: 'good-key', served: new Set(), deadEngine: false, chats: 0 };
+
+function send(res: import('node:http').ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+beforeAll(async () => {
+  sim = await startSimulator({ profile: withoutFaults(defaultProfile()) });
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      void (async () => {
+        if (req.headers.authorization !== `Bearer ${gate.key}`) return send(res, 401, { error: { message: 'Incorrect API key provided', type: 'invalid_request_error' } });
+        if (req.method === 'GET') return send(res, 200, { object: 'list', data: [...gate.served].map((id) => ({ id, object: 'model' })) });
+        gate.chats++;
+        const body = Buffer.concat(chunks).toString('utf8');
+        const model = String((JSON.parse(body) as { model?: unknown }).model);
+        if (!gate.served.has(model)) return send(res, 404, { object: 'error', message: `The model \`${model}\` does not exist.`, type: 'NotFoundError', code: 404 });
+        if (gate.deadEngine) return send(res, 500, { object: 'error', message: 'engine dead', type: 'InternalServerError' });
+        const upstream = await fetch(`${sim.url}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+        res.writeHead(upstream.status, { 'content-type': 'application/json' }).end(await upstream.text());
+      })();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  url = `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  server.close();
+  await sim.close();
+});
+
+const MODELS = ['sim-juror-a', 'sim-juror-b', 'sim-juror-c', 'sim-consolidator'];
+
+function setup(name: string, juror3 = 'sim-juror-c') {
+  const dir = tempDir(`faults-${name}`);
+  const config = join(dir, 'jury.yaml');
+  writeFileSync(
+    config,
+    YAML.stringify({
+      endpoints: { gate: { base_url: url, api_key_env: 'RJ_FAULT_KEY', max_retries: 6, backoff_base_ms: 10, backoff_max_ms: 50, breaker: { failures: 3, probe_interval_ms: 50, probe_max_interval_ms: 200 } } },
+      jurors: ['sim-juror-a', 'sim-juror-b', juror3].map((model, i) => ({ id: `jury-${i}`, endpoint: 'gate', model })),
+      consolidator: { id: 'consolidator', endpoint: 'gate', model: 'sim-consolidator' },
+      cache: { enabled: false, dir: join(dir, 'cache') },
+    }),
+  );
+  const records = syntheticRecords(12, { seed: 35 });
+  const input = writeJsonl(join(dir, 'in.jsonl'), records);
+  const out = join(dir, 'out');
+  const args = ['run', '-c', config, '-i', input, '-o', out, '--range-records', '4', '--concurrency', '4', '--progress', 'none'];
+  const verdicts = async () => (await readCommittedRows(new LocalObjectStore(out), 'verdicts')).map((v) => ({ id: String(v.record_id), error: v.error as string | null, degraded: Boolean(v.degraded) }));
+  const manifests = () => {
+    try {
+      return readdirSync(join(out, '_commits')).length;
+    } catch {
+      return 0;
+    }
+  };
+  const run = (env: NodeJS.ProcessEnv, extra: string[] = []) => runCli([...args, ...extra], { env, progress: treeProbe(dir) });
+  return { records, verdicts, manifests, run };
+}
+
+/** The run's stderr lines at warn level or worse besides the info ones: the stop is exactly one. */
+function fatalLines(stderr: string): string[] {
+  return stderr.split('\n').filter((l) => l.startsWith('reasoning-jury:') && !/^reasoning-jury: [\w-]+: (warn|info|debug):/.test(l));
+}
+
+async function fixedRunJudgesAll(s: ReturnType<typeof setup>, env: NodeJS.ProcessEnv): Promise<void> {
+  const again = await s.run(env);
+  expect(again.code, again.stderr).toBe(0);
+  const v = await s.verdicts();
+  expect(v.map((x) => x.id).sort()).toEqual(s.records.map((r) => r.id).sort());
+  expect(v.filter((x) => x.error !== null || x.degraded)).toEqual([]);
+}
+
+describe('run: endpoint faults stop with one line and commit nothing of them', () => {
+  it('a wrong key, then an unset key variable: exit 3 at preflight naming the key; fixed, every record is judged', async () => {
+    gate.served = new Set(MODELS);
+    gate.deadEngine = false;
+    const s = setup('key');
+    const wrong = await s.run({ RJ_FAULT_KEY: 'wrong-key' });
+    expect(wrong.code, wrong.stderr).toBe(3);
+    const lines = fatalLines(wrong.stderr);
+    expect(lines, wrong.stderr).toHaveLength(1);
+    expect(lines[0]).toMatch(/endpoint "gate" refused the API key \(HTTP 401\) for seat "jury-0" .*check the key in RJ_FAULT_KEY/);
+    expect(wrong.stderr).not.toContain('wrong-key');
+    expect(s.manifests()).toBe(0);
+    // Without preflight the same fault meets the first records: still one line, nothing committed.
+    const late = await s.run({ RJ_FAULT_KEY: 'wrong-key' }, ['--no-preflight']);
+    expect(late.code, late.stderr).toBe(3);
+    expect(fatalLines(late.stderr)).toHaveLength(1);
+    expect(s.manifests()).toBe(0);
+    const unset = await s.run({ RJ_FAULT_KEY: '' });
+    expect(unset.code, unset.stderr).toBe(3);
+    expect(unset.stderr).toMatch(/RJ_FAULT_KEY \(named by endpoints\.gate\.api_key_env\) is not set; sending a placeholder key/);
+    expect(fatalLines(unset.stderr)[0]).toMatch(/RJ_FAULT_KEY \(named by endpoints\.gate\.api_key_env\) is not set: export it/);
+    expect(s.manifests()).toBe(0);
+    await fixedRunJudgesAll(s, { RJ_FAULT_KEY: 'good-key' });
+  });
+
+  it('a model the server does not serve: exit 3 naming the seat and model; fixed, every record is judged', async () => {
+    gate.served = new Set(MODELS);
+    gate.deadEngine = false;
+    const s = setup('model', 'sim-juror-x');
+    const r = await s.run({ RJ_FAULT_KEY: 'good-key' });
+    expect(r.code, r.stderr).toBe(3);
+    const lines = fatalLines(r.stderr);
+    expect(lines, r.stderr).toHaveLength(1);
+    expect(lines[0]).toMatch(/endpoint "gate" does not serve model "sim-juror-x" of seat "jury-2" \(HTTP 404\)/);
+    expect(s.manifests()).toBe(0);
+    gate.served = new Set([...MODELS, 'sim-juror-x']);
+    await fixedRunJudgesAll(s, { RJ_FAULT_KEY: 'good-key' });
+  });
+
+  it('chat 500 behind a 200 GET /models: the endpoint stays down until --max-outage, exit 3; fixed, every record is judged', async () => {
+    gate.served = new Set(MODELS);
+    gate.deadEngine = true;
+    const s = setup('engine');
+    const r = await s.run({ RJ_FAULT_KEY: 'good-key' }, ['--no-preflight', '--max-outage', '2s']);
+    expect(r.code, r.stderr).toBe(3);
+    const lines = fatalLines(r.stderr);
+    expect(lines, r.stderr).toHaveLength(1);
+    expect(lines[0]).toMatch(/endpoint "gate" (has been down \(unreachable or failing every call\) for \d+ s|failed all \d+ attempt)/);
+    expect(s.manifests()).toBe(0);
+    gate.deadEngine = false;
+    await fixedRunJudgesAll(s, { RJ_FAULT_KEY: 'good-key' });
+  });
+});
