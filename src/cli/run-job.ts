@@ -9,6 +9,7 @@ import type { RangeSettings, ShardFormat } from '../../schemas/outputs.js';
 import { isKafkaUrl, isS3Url, openInput, openOutput, type OpenedInput, type OutputTarget } from '../compose/io.js';
 import { checkOneManifestSettings, identityOptions, NO_SPEND, RangeSettingsMismatch, readOutputState, type OutputState } from '../compose/resume.js';
 import { Budget, budgetWatch } from '../compose/budget.js';
+import { retractForRejudge, type RejudgeKind } from '../compose/rejudge.js';
 import { InputChangedError } from '../pipeline/input-identity.js';
 import { unpricedModels } from '../llm/ledger.js';
 import type { GatewayObserver } from '../llm/observer.js';
@@ -42,6 +43,8 @@ export interface RunJobOptions extends JuryOptions {
   /** --duplicate-ids / --on-changed-input: override input.duplicate_ids / input.on_changed_input */
   duplicateIds?: DuplicateIdPolicy;
   onChangedInput?: ChangedInputPolicy;
+  /** --rejudge: committed ranges with verdicts of this kind are retracted and judged again */
+  rejudge?: RejudgeKind;
   /** s3:// input: this worker's share of the objects (rank of world_size) */
   rank?: number;
   worldSize?: number;
@@ -115,6 +118,16 @@ async function outputState(output: OutputTarget, input: string, settings: RangeS
   }
 }
 
+/** `--rejudge`: retracts the ranges to judge again before their records are read (src/compose/rejudge.ts). */
+async function rejudgeFirst(output: OutputTarget, input: string, kind: RejudgeKind, resume: boolean): Promise<OutputState['pinned']> {
+  if (isKafkaUrl(input)) throw new UsageError('--rejudge: a kafka:// input is not read again from its start; re-judge from a file or s3:// copy of it');
+  if (!resume) throw new UsageError('--rejudge judges committed ranges again, so it cannot go with --no-resume');
+  const r = await retractForRejudge(output.store, kind, output.location);
+  const what = kind === 'no-verdict' ? 'without a verdict' : 'degraded or without a verdict';
+  logger('cli').info(r.ranges === 0 ? `--rejudge ${kind}: no committed verdict is ${what}` : `--rejudge ${kind}: ${r.verdicts} verdict(s) ${what} in ${r.ranges} committed range(s); those ranges are retracted and judged again`, { ranges: r.ranges, verdicts: r.verdicts });
+  return r.pinned;
+}
+
 /** `--corpus` wins over the config's output.corpus. */
 const corpusSetting = (opts: RunJobOptions, config: JuryConfig): 'parquet' | 'jsonl' | 'off' => opts.corpus ?? (config.output.corpus.enabled ? config.output.corpus.format : 'off');
 
@@ -135,7 +148,8 @@ export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<S
   const settings: RangeSettings = { max_records: opts.maxRecords, max_chars: opts.maxChars, formats: opts.formats, corpus: corpusSetting(opts, config) };
   // Ranges that stopped between manifest and publish are finished before anything reads the output.
   await new ShardCommitter(output.store).recover({ dropUnfinished: !isKafkaUrl(inputUrl) });
-  const done = await outputState(output, inputUrl, settings, opts.resume);
+  const pinned = opts.rejudge ? await rejudgeFirst(output, inputUrl, opts.rejudge, opts.resume) : undefined;
+  const done = { ...(await outputState(output, inputUrl, settings, opts.resume)), ...(pinned ? { pinned } : {}) };
   const { rank = 0, worldSize = 1, untilCaughtUp = false } = opts;
   const input = await openInput(inputUrl, { config, store: output.store, committed: done.ranges, rank, worldSize, untilCaughtUp, signal: hooks.signal }).catch(asUsage('--input'));
   try {
@@ -165,7 +179,7 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
       committer: new ShardCommitter(output.store, { formats: opts.formats, corpus: corpusSetting(opts, config), off: offTables(config) }),
       committed: done.ranges,
       concurrency: opts.concurrency,
-      range: { maxRecords: opts.maxRecords, maxChars: opts.maxChars, sequentialUnits: input.sequentialUnits },
+      range: { maxRecords: opts.maxRecords, maxChars: opts.maxChars, sequentialUnits: input.sequentialUnits, ...(done.pinned ? { pinned: done.pinned } : {}) },
       onProgress: (c) => (budget.check(c), hooks.onProgress(c)),
       counters,
       ...(observe.onRangeDone ? { onRangeDone: observe.onRangeDone } : {}),
