@@ -11,7 +11,7 @@ import { checkOneManifestSettings, identityOptions, NO_SPEND, RangeSettingsMisma
 import { Budget, budgetWatch } from '../compose/budget.js';
 import { retractForRejudge, type RejudgeKind } from '../compose/rejudge.js';
 import { InputChangedError } from '../pipeline/input-identity.js';
-import { unpricedModels } from '../llm/ledger.js';
+import { callingModels, unpricedModels } from '../llm/ledger.js';
 import type { GatewayObserver } from '../llm/observer.js';
 import type { StageView } from '../ops/inputs.js';
 import { ShardCommitter } from '../pipeline/shard-commit.js';
@@ -140,6 +140,7 @@ export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<S
     ...(opts.verdictDetails !== undefined ? { verdict_details: opts.verdictDetails } : {}),
   };
   hooks.onUnpriced?.(unpricedModels(config));
+  refuseUnpricedUsdBudget(config, opts);
   const inputUrl = opts.input ?? join(packageRoot(), 'examples', 'traces');
   // Endpoint keys can sit in variables of any name: they are secrets for the log as well.
   addLogSecrets(Object.values(config.endpoints).map((e) => (e.api_key_env ? process.env[e.api_key_env] : undefined)));
@@ -196,6 +197,13 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
   } finally {
     await runtime.close();
   }
+}
+
+/** A dollar cap over models without a price would never be reached: refused, not ignored. */
+function refuseUnpricedUsdBudget(config: JuryConfig, opts: RunJobOptions): void {
+  const usd = opts.budgetUsd ?? config.budget_usd;
+  if (usd === undefined || unpricedModels(config).length < callingModels(config).length) return;
+  throw new UsageError(`${opts.budgetUsd !== undefined ? '--budget-usd' : 'budget_usd'} ${usd}: no model of the config has a price under prices:, so no cost is ever counted; add prices or cap with --budget-tokens`);
 }
 
 /**
