@@ -231,7 +231,7 @@ const AdjudicationRow = z
 
 const GroundingRow = z
   .object({
-    defect_index: int32().nonnegative().describe('The defect\'s position in the consensus before grounding (0-based).'),
+    defect_index: int32().nonnegative().describe('The defect\'s position in the consensus before grounding (0-based); dissenting findings the arbiter upheld follow, numbered on from the consensus\'s last.'),
     cited_refs: z.string().describe('The steps it cited, comma-separated ("3,4").'),
     evidence: z.string().describe('Its evidence text, whose quotes were looked up.'),
     status: z.enum(GROUNDING_STATUSES).describe('`grounded`: a quote sits in a cited step; `relocated`: its quotes sit only in other steps (refs corrected); `ungrounded`: no quote found in the trace.'),
