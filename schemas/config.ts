@@ -269,6 +269,17 @@ export const CascadeConfig = z
   .describe('The cascade of `strategy: cascade`: how many seats start, what an escalation adds, and which rules escalate. Phase 2 then works on the seats that ran: `min_jurors` and its default (half of the seats, rounded up) count seats that ran, and so does `majority` (strictly more than half of those that succeeded).');
 export type CascadeConfig = z.infer<typeof CascadeConfig>;
 
+/** Rules that compare seats: on the judgements of one seat they never fire. */
+const TWO_SEAT_RULES: readonly CascadeRule[] = ['disagree_step', 'disagree_severity', 'contested', 'low_confidence'];
+
+/** A cascade that could never start as configured, or never escalate, is a mistake, not a setting. */
+function cascadeIssues(c: CascadeConfig, seats: number, ctx: z.RefinementCtx): void {
+  if (c.start > seats) ctx.addIssue({ code: 'custom', path: ['phase1', 'cascade', 'start'], message: `is ${c.start} but only ${seats} jurors are configured` });
+  if (c.start === 1 && c.rules.every((r) => TWO_SEAT_RULES.includes(r))) {
+    ctx.addIssue({ code: 'custom', path: ['phase1', 'cascade', 'rules'], message: `${c.rules.join(', ')} compare seats, so with start: 1 none can fire and no record would ever escalate; start at 2, or add a rule that reads one seat (fatal, empty, any_finding, failed)` });
+  }
+}
+
 export const Phase1Config = z
   .object({
     strategy: z.enum(['all', 'cascade']).default('all').describe('`all`: every seat judges every record (mode `single`: the first). `cascade`: the first `cascade.start` seats judge, further seats only when a `cascade.rules` rule fires (docs: README, "Cascade Phase 1").'),
@@ -496,6 +507,7 @@ export const JuryConfig = z
     if (c.mode === 'consolidation' && !c.consolidator) ctx.addIssue({ code: 'custom', path: ['consolidator'], message: 'mode "consolidation" needs a consolidator' });
     if (c.mode === 'deliberation' && !c.moderator) ctx.addIssue({ code: 'custom', path: ['moderator'], message: 'mode "deliberation" needs a moderator' });
     if (c.phase1?.strategy === 'cascade' && c.mode === 'single') ctx.addIssue({ code: 'custom', path: ['phase1', 'strategy'], message: 'a cascade needs a mode that seats several jurors (mode "single" calls only the first)' });
+    if (c.phase1?.strategy === 'cascade') cascadeIssues(c.phase1.cascade, c.jurors.length, ctx);
     if (c.min_jurors !== undefined && c.min_jurors > c.jurors.length) ctx.addIssue({ code: 'custom', path: ['min_jurors'], message: `is ${c.min_jurors} but only ${c.jurors.length} jurors are configured` });
   });
 export type JuryConfig = z.infer<typeof JuryConfig>;

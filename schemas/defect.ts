@@ -30,11 +30,12 @@ export type Defect = z.infer<typeof Defect>;
 
 // ---- What a model returns (lenient at the edge, normalised into Defect) ----
 
-/** "STEP-3", "[STEP-3]", "step 3", "3" or 3 -> 3; anything else -> null. */
+/** "STEP-3", "[STEP-3]", "step 3", "3" or 3 -> 3; anything else ("-1", "STEP-0") -> null. */
 export function parseStepRef(ref: unknown): number | null {
   if (typeof ref === 'number') return Number.isInteger(ref) && ref > 0 ? ref : null;
   if (typeof ref !== 'string') return null;
-  const m = /^\s*\[?\s*(?:step)?[\s_-]*(\d+)\s*\]?\s*$/i.exec(ref);
+  // The separator belongs to "step": a bare "-1" is a negative number, not STEP-1.
+  const m = /^\s*\[?\s*(?:step[\s_-]*)?(\d+)\s*\]?\s*$/i.exec(ref);
   if (!m) return null;
   const n = Number(m[1]);
   return n > 0 ? n : null;

@@ -179,7 +179,7 @@ const Phase1Row = z
     model: z.string().describe('Model that sat in the seat.'),
     status: z.enum(PHASE1_STATUSES).describe('`ok` when the judgement succeeded, `failed` when the juror gave none (see `error`).'),
     error: z.string().nullable().describe('Why the juror failed; null when `status` is ok.'),
-    dropped_refs: int32().nonnegative().describe('Step references the juror cited that are not steps of the trace (dropped).'),
+    dropped_refs: int32().nonnegative().describe('Step references an external juror\'s file cited that are not steps of the trace (dropped). Always 0 for a model juror: a reply citing such a step is re-asked once, and then fails the juror.'),
     defects: z.array(DetailDefect).describe('The juror\'s own defects, before any aggregation (empty when it found none or failed).'),
   })
   .describe('One Phase 1 judgement.');
@@ -231,7 +231,7 @@ const AdjudicationRow = z
 
 const GroundingRow = z
   .object({
-    defect_index: int32().nonnegative().describe('The defect\'s position in the consensus before grounding (0-based).'),
+    defect_index: int32().nonnegative().describe('The defect\'s position in the consensus before grounding (0-based); dissenting findings the arbiter upheld follow, numbered on from the consensus\'s last.'),
     cited_refs: z.string().describe('The steps it cited, comma-separated ("3,4").'),
     evidence: z.string().describe('Its evidence text, whose quotes were looked up.'),
     status: z.enum(GROUNDING_STATUSES).describe('`grounded`: a quote sits in a cited step; `relocated`: its quotes sit only in other steps (refs corrected); `ungrounded`: no quote found in the trace.'),
@@ -274,7 +274,7 @@ export const VerdictDetailRow = z
     rounds: int32().nonnegative().describe('Deliberation rounds held.'),
     turns: int32().nonnegative().describe('Juror turns spoken in the deliberation (entries of `transcript`).'),
     last_speaker: z.string().nullable().describe('Seat id of the last juror to speak; null when nobody deliberated.'),
-    dropped_refs: int32().nonnegative().describe('Out-of-range step references dropped from the final defects.'),
+    dropped_refs: int32().nonnegative().describe('Out-of-range step references dropped from the final defects (from external jurors\' files; a model reply citing a step outside the trace is re-asked, then fails).'),
     phase1: z.array(Phase1Row).describe('The independent Phase 1 judgement of every juror called (mode single calls only the first), in seat order.'),
     dissenting_views: z.array(z.string()).describe('Findings raised by some juror that did not make the verdict, one sentence each.'),
     transcript: z.array(TurnRow).describe('The deliberation in speaking order (empty outside deliberation or when it was skipped).'),

@@ -6,7 +6,9 @@ import type { ShardFormat } from '../../schemas/outputs.js';
 import { isS3Url, openOutput } from '../compose/io.js';
 import { RedecideError } from '../compose/redecide.js';
 import { exportLines, importRows, parseBatchResults, readCandidates, runRows, writeRepairs, type RangeCandidates, type RepairOutputResult } from '../compose/repair-offline.js';
+import { retractFilledRanges } from '../compose/repair-import.js';
 import { costOf } from '../llm/ledger.js';
+import { logger } from '../util/log.js';
 import { loadPromptSet, REPAIR_TEMPLATES } from '../prompts/templates.js';
 import { UsageError } from './io.js';
 import { JURY_OPTION_HELP, loadJuryConfig, openJury, type JuryOptions } from './jury-setup.js';
@@ -110,7 +112,14 @@ async function importCommand(shards: string, opts: RepairOptions): Promise<void>
   }
   const { ranges, location: fromLocation } = await candidatesOf(shards, config, repair);
   const prompts = loadPromptSet(config.prompts_dir, new Set(REPAIR_TEMPLATES));
-  const res = await writeRepairs({ ranges, fromLocation, to: to.store, formats: formatsOf(opts.format) }, importRows(results, prompts, repair, (i, o) => costOf(config.prices, repair.generator.model, i, o)));
+  const log = logger('cli');
+  // Ranges imported earlier from a file that lacked results this one has are written again.
+  const replaced = await retractFilledRanges(to.store, ranges, results, to.location);
+  if (replaced > 0) log.info(`${replaced} range(s) of ${to.location} had retries without a result that --from now has: replaced`, { ranges: replaced });
+  let missing = 0;
+  const rowsOf = importRows(results, prompts, repair, (i, o) => costOf(config.prices, repair.generator.model, i, o), () => (missing += 1));
+  const res = await writeRepairs({ ranges, fromLocation, to: to.store, formats: formatsOf(opts.format) }, rowsOf);
+  if (missing > 0) log.warn(`${missing} retr${missing === 1 ? 'y has' : 'ies have'} no result line in ${opts.from}: committed as error rows ("no result for this request in the batch file"); import the complete results file into the same --out to replace them`, { missing });
   process.stdout.write(summary(res, to.location));
 }
 

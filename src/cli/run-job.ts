@@ -9,8 +9,9 @@ import type { RangeSettings, ShardFormat } from '../../schemas/outputs.js';
 import { isKafkaUrl, isS3Url, openInput, openOutput, type OpenedInput, type OutputTarget } from '../compose/io.js';
 import { checkOneManifestSettings, identityOptions, NO_SPEND, RangeSettingsMismatch, readOutputState, type OutputState } from '../compose/resume.js';
 import { Budget, budgetWatch } from '../compose/budget.js';
+import { retractForRejudge, type RejudgeKind } from '../compose/rejudge.js';
 import { InputChangedError } from '../pipeline/input-identity.js';
-import { unpricedModels } from '../llm/ledger.js';
+import { callingModels, unpricedModels } from '../llm/ledger.js';
 import type { GatewayObserver } from '../llm/observer.js';
 import type { StageView } from '../ops/inputs.js';
 import { ShardCommitter } from '../pipeline/shard-commit.js';
@@ -43,6 +44,8 @@ export interface RunJobOptions extends JuryOptions {
   /** --duplicate-ids / --on-changed-input: override input.duplicate_ids / input.on_changed_input */
   duplicateIds?: DuplicateIdPolicy;
   onChangedInput?: ChangedInputPolicy;
+  /** --rejudge: committed ranges with verdicts of this kind are retracted and judged again */
+  rejudge?: RejudgeKind;
   /** s3:// input: this worker's share of the objects (rank of world_size) */
   rank?: number;
   worldSize?: number;
@@ -118,6 +121,16 @@ async function outputState(output: OutputTarget, input: string, settings: RangeS
   }
 }
 
+/** `--rejudge`: retracts the ranges to judge again before their records are read (src/compose/rejudge.ts). */
+async function rejudgeFirst(output: OutputTarget, input: string, kind: RejudgeKind, resume: boolean): Promise<OutputState['pinned']> {
+  if (isKafkaUrl(input)) throw new UsageError('--rejudge: a kafka:// input is not read again from its start; re-judge from a file or s3:// copy of it');
+  if (!resume) throw new UsageError('--rejudge judges committed ranges again, so it cannot go with --no-resume');
+  const r = await retractForRejudge(output.store, kind, output.location);
+  const what = kind === 'no-verdict' ? 'without a verdict' : 'degraded or without a verdict';
+  logger('cli').info(r.ranges === 0 ? `--rejudge ${kind}: no committed verdict is ${what}` : `--rejudge ${kind}: ${r.verdicts} verdict(s) ${what} in ${r.ranges} committed range(s); those ranges are retracted and judged again`, { ranges: r.ranges, verdicts: r.verdicts });
+  return r.pinned;
+}
+
 /** `--corpus` wins over the config's output.corpus. */
 const corpusSetting = (opts: RunJobOptions, config: JuryConfig): 'parquet' | 'jsonl' | 'off' => opts.corpus ?? (config.output.corpus.enabled ? config.output.corpus.format : 'off');
 
@@ -130,6 +143,7 @@ export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<S
     ...(opts.verdictDetails !== undefined ? { verdict_details: opts.verdictDetails } : {}),
   };
   hooks.onUnpriced?.(unpricedModels(config));
+  refuseUnpricedUsdBudget(config, opts);
   const inputUrl = opts.input ?? join(packageRoot(), 'examples', 'traces');
   // Endpoint keys can sit in variables of any name: they are secrets for the log as well.
   addLogSecrets(Object.values(config.endpoints).map((e) => (e.api_key_env ? process.env[e.api_key_env] : undefined)));
@@ -138,7 +152,8 @@ export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<S
   const settings: RangeSettings = { max_records: opts.maxRecords, max_chars: opts.maxChars, formats: opts.formats, corpus: corpusSetting(opts, config) };
   // Ranges that stopped between manifest and publish are finished before anything reads the output.
   await new ShardCommitter(output.store).recover({ dropUnfinished: !isKafkaUrl(inputUrl) });
-  const done = await outputState(output, inputUrl, settings, opts.resume);
+  const pinned = opts.rejudge ? await rejudgeFirst(output, inputUrl, opts.rejudge, opts.resume) : undefined;
+  const done = { ...(await outputState(output, inputUrl, settings, opts.resume)), ...(pinned ? { pinned } : {}) };
   const { rank = 0, worldSize = 1, untilCaughtUp = false } = opts;
   const input = await openInput(inputUrl, { config, store: output.store, committed: done.ranges, rank, worldSize, untilCaughtUp, signal: hooks.signal }).catch(asUsage('--input'));
   try {
@@ -170,7 +185,7 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
       committer: new ShardCommitter(output.store, { formats: opts.formats, corpus: corpusSetting(opts, config), off: offTables(config) }),
       committed: done.ranges,
       concurrency: opts.concurrency,
-      range: { maxRecords: opts.maxRecords, maxChars: opts.maxChars, sequentialUnits: input.sequentialUnits },
+      range: { maxRecords: opts.maxRecords, maxChars: opts.maxChars, sequentialUnits: input.sequentialUnits, ...(done.pinned ? { pinned: done.pinned } : {}) },
       onProgress: (c) => (budget.check(c), hooks.onProgress(c)),
       counters,
       ...(observe.onRangeDone ? { onRangeDone: observe.onRangeDone } : {}),
@@ -187,6 +202,13 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
   } finally {
     await runtime.close();
   }
+}
+
+/** A dollar cap over models without a price would never be reached: refused, not ignored. */
+function refuseUnpricedUsdBudget(config: JuryConfig, opts: RunJobOptions): void {
+  const usd = opts.budgetUsd ?? config.budget_usd;
+  if (usd === undefined || unpricedModels(config).length < callingModels(config).length) return;
+  throw new UsageError(`${opts.budgetUsd !== undefined ? '--budget-usd' : 'budget_usd'} ${usd}: no model of the config has a price under prices:, so no cost is ever counted; add prices or cap with --budget-tokens`);
 }
 
 /**

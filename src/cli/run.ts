@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { ChangedInputPolicy, DuplicateIdPolicy, VerdictDetails } from '../../schemas/config.js';
 import type { ShardFormat } from '../../schemas/outputs.js';
+import type { RejudgeKind } from '../compose/rejudge.js';
 import type { StageCounters } from '../pipeline/stage.js';
 import { logger, logSettings, type LogSettings } from '../util/log.js';
 import { parseDurationFlag, RunStoppedError, UsageError } from './io.js';
@@ -35,6 +36,7 @@ interface RunOptions extends JuryOptions {
   maxOutage?: string;
   verdictDetails?: string;
   onChangedInput?: string;
+  rejudge?: string;
   duplicateIds?: string;
   budgetUsd?: string;
   budgetTokens?: string;
@@ -43,6 +45,7 @@ interface RunOptions extends JuryOptions {
 
 // Literal lists (not the zod enums): this thread must not load the schemas just to parse flags.
 const CHANGED_INPUT = ['error', 'rejudge'] as const satisfies readonly ChangedInputPolicy[];
+const REJUDGE = ['no-verdict', 'degraded'] as const satisfies readonly RejudgeKind[];
 const DUPLICATE_IDS = ['dead_letter', 'keep_first', 'keep_all'] as const satisfies readonly DuplicateIdPolicy[];
 const VERDICT_DETAILS = ['auto', 'on', 'off'] as const satisfies readonly VerdictDetails[];
 
@@ -129,7 +132,9 @@ resuming with other values is refused with one line, since the ranges would be p
 Each manifest also records a hash of the records its range was judged from. If a committed input
 file was edited since, the run stops with one line naming the file and the records
 (--on-changed-input error, the default), or retracts that range and the file's later ranges and
-judges them again (rejudge). A record_id seen again in the run becomes a dead letter naming the
+judges them again (rejudge). --rejudge no-verdict (or degraded) judges again, without deleting
+the output, the committed ranges holding a verdict that could not be formed (or any degraded
+one): each is retracted (manifest first) and committed again under its name. A record_id seen again in the run becomes a dead letter naming the
 first copy's position (--duplicate-ids dead_letter, the default), is dropped and listed in its
 manifest (keep_first), or is judged again (keep_all). Read the output by its manifests:
 \`reasoning-jury shards list OUT\` (docs/reading-shards.md).
@@ -179,6 +184,7 @@ export function registerRun(program: Command): void {
     .option('--range-records <n>', 'records per committed range (per shard file)', '1000')
     .option('--range-mb <n>', 'input megabytes per committed range', '64')
     .option('--on-changed-input <mode>', 'a committed input file whose records changed since: error (stop with one line) | rejudge (retract its changed ranges and judge them again); default input.on_changed_input, else error')
+    .option('--rejudge <which>', 'no-verdict | degraded: retract the committed ranges holding verdicts that have no verdict (or are degraded) and judge them again (file and s3:// inputs)')
     .option('--duplicate-ids <policy>', 'a record_id seen again in this run: dead_letter | keep_first | keep_all; default input.duplicate_ids, else dead_letter')
     .option('--budget-usd <usd>', 'stop reading records once the output\'s judged records cost this much (USD of the config\'s prices, counted across resumes); default budget_usd of the config, else no cap')
     .option('--budget-tokens <n>', 'stop reading records once the output\'s judged records used this many tokens (in + out, counted across resumes); default budget_tokens of the config, else no cap')
@@ -262,6 +268,7 @@ function parseRunOptions(opts: RunOptions): { job: RunJobOptions; maxHeapMb: num
     maxChars: positiveInt(opts.rangeMb, '--range-mb') * 1024 * 1024,
     resume: opts.resume,
     ...(opts.onChangedInput !== undefined ? { onChangedInput: oneOf(opts.onChangedInput, CHANGED_INPUT, '--on-changed-input') } : {}),
+    ...(opts.rejudge !== undefined ? { rejudge: oneOf(opts.rejudge, REJUDGE, '--rejudge') } : {}),
     ...(opts.duplicateIds !== undefined ? { duplicateIds: oneOf(opts.duplicateIds, DUPLICATE_IDS, '--duplicate-ids') } : {}),
     log,
     ...(opts.maxOutage !== undefined ? { maxOutageMs: parseDurationFlag(opts.maxOutage, '--max-outage') } : {}),

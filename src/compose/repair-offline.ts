@@ -188,13 +188,17 @@ export function parseBatchResults(text: string): Map<string, BatchResult> {
   return out;
 }
 
-/** `repair import`: each retry's row from its batch result, extracted and compared as a run does; a retry with no result line is a row with `error`. */
-export function importRows(results: ReadonlyMap<string, BatchResult>, prompts: PromptSet, repair: RepairConfig, costOf: (tokensIn: number, tokensOut: number) => number | null): (c: Candidate, m: CommitManifest) => Promise<RepairRow[]> {
+/** The `error` of a retry whose request has no line in the batch results file. */
+export const NO_RESULT = 'no result for this request in the batch file';
+
+/** `repair import`: each retry's row from its batch result, extracted and compared as a run does; a retry with no result line is a row with `error` (`onMissing` counts them). */
+export function importRows(results: ReadonlyMap<string, BatchResult>, prompts: PromptSet, repair: RepairConfig, costOf: (tokensIn: number, tokensOut: number) => number | null, onMissing: () => void = () => undefined): (c: Candidate, m: CommitManifest) => Promise<RepairRow[]> {
   return async (c, m) =>
     retryJobs(repair).map(({ condition, attempt }) => {
       const r = results.get(customId(m, c.record.id, condition, attempt));
       const usage = r ? [{ phase: 'repair' as const, participant: repair.generator.id, model: repair.generator.model, endpoint: 'batch', tokens_in: r.tokens_in, tokens_out: r.tokens_out, cost_usd: costOf(r.tokens_in, r.tokens_out), latency_ms: 0, attempts: 1, outcome: r.error ? ('error' as const) : ('ok' as const) }] : [];
-      const out: RetryOutcome = { condition, attempt, messages: [], text: r?.text ?? null, finish_reason: r?.finish_reason ?? null, error: r ? r.error : 'no result for this request in the batch file', usage };
+      if (!r) onMissing();
+      const out: RetryOutcome = { condition, attempt, messages: [], text: r?.text ?? null, finish_reason: r?.finish_reason ?? null, error: r ? r.error : NO_RESULT, usage };
       const rejudged: Rejudged = NOT_REJUDGED;
       return repairRow({ record: c.record, repair, gate: c.gate, promptHash: repairPromptHash(prompts, condition, repair.answer), out, rejudged });
     });

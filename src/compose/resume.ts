@@ -20,6 +20,8 @@ export interface OutputState {
   byUnit: Map<string, CommitManifest[]>;
   /** usage summed over the committed ranges' manifests (what a budget counts as spent already) */
   spent: CommittedSpend;
+  /** ranges retracted to be judged again (`--rejudge`): planned with their old boundaries */
+  pinned?: CommittedRanges;
 }
 
 export interface CommittedSpend {
@@ -32,7 +34,7 @@ export interface CommittedSpend {
 export const NO_SPEND: CommittedSpend = { tokens: 0, usd: 0, unrecorded_ranges: 0 };
 
 /** Manifests written before ranges were typed kept the same facts in `extra`. */
-function rangeOf(m: CommitManifest): ManifestRange | null {
+export function rangeOf(m: CommitManifest): ManifestRange | null {
   if (m.range) return m.range;
   const e = m.extra as Partial<ManifestRange> | undefined;
   if (!e?.unit_token || e.first_offset === undefined || e.last_offset === undefined) return null;

@@ -8,6 +8,7 @@ import { ModelCallError, type ModelGateway } from '../llm/types.js';
 import { consolidationMessages, type TraceInput } from '../prompts/build.js';
 import type { PromptSet } from '../prompts/templates.js';
 import { normalizeDefects } from './normalize.js';
+import { refsCheckedFor } from './step-refs.js';
 
 export type ConsolidationResult =
   | { ok: true; defects: Defect[]; droppedRefs: number; usage: CallUsage[] }
@@ -33,7 +34,7 @@ export async function consolidate(args: {
       ctx: { record_id: args.recordId, phase: 'consolidation', participant: args.seat.id, caller: 'jury.consolidate' },
       seat: args.seat,
       messages: consolidationMessages(args.prompts, args.input, args.propagation, panel),
-      schema: JudgementOutput,
+      schema: refsCheckedFor(JudgementOutput, (v) => v.negatives, 'negatives', args.input.steps.length),
       schemaName: 'JudgementOutput',
     });
     const n = normalizeDefects(res.value.negatives, args.input.steps.length);

@@ -160,17 +160,18 @@ export async function judgeRecord(ctx: JuryContext, input: JudgeInput): Promise<
   const grounded = g ? groundConsensus(g, p2.defects, input.steps.map((s) => s.text), p1.judgements) : null;
   const consensus = grounded ? grounded.defects : p2.defects;
   // The verification passes (removal, arbiter) after Phase 2; null when none is configured.
-  const passes = await runPasses({ config: ctx.config, gateway: ctx.gateway, prompts: ctx.prompts, recordId: input.id, input, consensus, judgements: p1.judgements });
+  const passes0 = await runPasses({ config: ctx.config, gateway: ctx.gateway, prompts: ctx.prompts, recordId: input.id, input, consensus, judgements: p1.judgements });
+  const { passes, grounded: groundedAll } = groundRestored(g, grounded, passes0, p2.defects.length, input, p1.judgements);
   const defects = passes ? passes.defects : consensus;
   // Parsing checks the contract at the boundary and puts keys in schema order for readers.
-  const reasons = [failed.length > 0 ? `${failed.length} of ${jurors.length} jurors failed (${failures})` : null, p2.degradedReason, grounded?.flag ?? null, ...(passes?.failures ?? [])].filter((r): r is string => r !== null);
+  const reasons = [failed.length > 0 ? `${failed.length} of ${jurors.length} jurors failed (${failures})` : null, p2.degradedReason, groundedAll?.flag ?? null, ...(passes?.failures ?? [])].filter((r): r is string => r !== null);
   return Verdict.parse({
     ...base,
     defects,
     confidence: p2.confidence ?? agreement(defects, p1.judgements),
     ...(p2.termination ? { termination_reason: p2.termination, rounds: p2.rounds ?? 0, transcript: p2.transcript ?? [] } : {}),
     // A dissenting finding the arbiter upheld is no longer dissent.
-    dissenting_views: (passes || grounded) && p2.dissenting.length > 0 ? dissent(defects, p1.judgements) : p2.dissenting,
+    dissenting_views: (passes || groundedAll) && p2.dissenting.length > 0 ? dissent(defects, p1.judgements) : p2.dissenting,
     dropped_refs: p2.droppedRefs + (ctx.config.mode === 'consolidation' ? 0 : ok.reduce((a, j) => a + j.dropped_refs, 0)),
     degraded: reasons.length > 0,
     degraded_reason: reasons.length > 0 ? reasons.join('; ') : null,
@@ -178,6 +179,32 @@ export async function judgeRecord(ctx: JuryContext, input: JudgeInput): Promise<
     usage: [...p1.usage, ...p2.usage, ...(passes?.usage ?? [])],
     ...(passes?.dropped ? { dropped_negatives: passes.dropped } : {}),
     ...(passes?.adjudications ? { negative_adjudications: passes.adjudications } : {}),
-    ...(grounded ? { grounding: { ...grounded.outcome, ...(p2.claimChecks ? { claim_checks: p2.claimChecks } : {}) } } : {}),
+    ...(groundedAll ? { grounding: { ...groundedAll.outcome, ...(p2.claimChecks ? { claim_checks: p2.claimChecks } : {}) } } : {}),
   });
+}
+
+type Grounded = ReturnType<typeof groundConsensus>;
+type Passes = Awaited<ReturnType<typeof runPasses>>;
+
+/**
+ * Dissenting findings the arbiter upheld join the verdict after grounding ran over the
+ * consensus: they are grounded too, under the same policy, so `drop` cannot be bypassed
+ * through the arbiter. Their checks follow the consensus's (defect_index from `offset` on).
+ */
+function groundRestored(g: ReturnType<typeof groundingOn>, grounded: Grounded | null, passes: Passes, offset: number, input: JudgeInput, judgements: readonly Judgement[]): { passes: Passes; grounded: Grounded | null } {
+  const restored = (passes?.adjudications ?? []).filter((a) => a.origin === 'dissent' && a.ruling === 'upheld').map((a) => a.defect);
+  if (!g || !grounded || !passes || restored.length === 0) return { passes, grounded };
+  const again = groundConsensus(g, restored, input.steps.map((s) => s.text), judgements);
+  const upheld = new Set(restored);
+  const defects = [...passes.defects.filter((d) => !upheld.has(d)), ...again.defects].sort((a, b) => (a.statement_refs[0] ?? 0) - (b.statement_refs[0] ?? 0));
+  const checks = [...grounded.outcome.checks, ...again.outcome.checks.map((c) => ({ ...c, defect_index: c.defect_index + offset }))];
+  const flagged = checks.filter((c) => c.outcome === 'flagged').length;
+  return {
+    passes: { ...passes, defects },
+    grounded: {
+      defects: grounded.defects,
+      outcome: { ...grounded.outcome, checks, voter_corrections: [...grounded.outcome.voter_corrections, ...again.outcome.voter_corrections] },
+      flag: flagged > 0 ? `grounding: ${flagged} of ${checks.length} defects have no evidence quote found in the trace` : null,
+    },
+  };
 }

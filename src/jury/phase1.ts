@@ -6,6 +6,7 @@ import { isEndpointOutage } from '../llm/outage.js';
 import { queueClock } from '../llm/queue-clock.js';
 import { type ChatMessage, ModelCallError, type ModelGateway } from '../llm/types.js';
 import { normalizeDefects } from './normalize.js';
+import { refsCheckedFor } from './step-refs.js';
 
 export interface Phase1Result {
   judgements: Judgement[];
@@ -35,6 +36,7 @@ export async function runPhase1(args: {
   onJurorDone?: (seat: ParticipantConfig) => void;
 }): Promise<Phase1Result> {
   const downMs = args.downMs ?? (() => 0);
+  const schema = refsCheckedFor(JudgementOutput, (v) => v.negatives, 'negatives', args.nSteps);
   const settled = await Promise.all(
     args.jurors.map(async (seat, i) => {
       const queued = queueClock();
@@ -45,7 +47,7 @@ export async function runPhase1(args: {
           ctx: { record_id: args.recordId, phase: 'phase1', participant: seat.id, caller: 'jury.phase1', sample_index: i },
           seat,
           messages: args.messages,
-          schema: JudgementOutput,
+          schema,
           schemaName: 'JudgementOutput',
           signal: ceiling.signal,
           onQueue: queued.onQueue,

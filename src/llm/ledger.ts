@@ -16,11 +16,18 @@ export function costOf(prices: PriceTable, model: string, tokensIn: number, toke
 }
 
 /** Models of the config's seats with no entry under `prices`, sorted: their calls' cost is unknown. */
-export function unpricedModels(config: Pick<JuryConfig, 'jurors' | 'consolidator' | 'moderator' | 'taxonomy' | 'prices'> & Partial<Pick<JuryConfig, 'removal_pass' | 'arbiter'>>): string[] {
+type SeatsOf = Pick<JuryConfig, 'jurors' | 'consolidator' | 'moderator' | 'taxonomy' | 'prices'> & Partial<Pick<JuryConfig, 'removal_pass' | 'arbiter' | 'repair'>>;
+
+/** The models the config's seats call, sorted (the repair generator's when repair is on). */
+export function callingModels(config: SeatsOf): string[] {
   // External jurors make no call, so they have no price to miss.
-  const seats = [...config.jurors.filter((j) => j.kind !== 'external'), config.consolidator, config.moderator, config.taxonomy?.assigner, config.taxonomy?.inducer, config.removal_pass?.seat, config.arbiter?.seat];
-  const models = new Set(seats.filter((s) => s !== undefined).map((s) => s.model));
-  return [...models].filter((m) => !Object.hasOwn(config.prices, m)).sort();
+  const generator = config.repair?.enabled ? config.repair.generator : undefined;
+  const seats = [...config.jurors.filter((j) => j.kind !== 'external'), config.consolidator, config.moderator, config.taxonomy?.assigner, config.taxonomy?.inducer, config.removal_pass?.seat, config.arbiter?.seat, generator];
+  return [...new Set(seats.filter((s) => s !== undefined).map((s) => s.model))].sort();
+}
+
+export function unpricedModels(config: SeatsOf): string[] {
+  return callingModels(config).filter((m) => !Object.hasOwn(config.prices, m));
 }
 
 export interface Totals {

@@ -16,6 +16,11 @@ export interface RangeLimits {
    * partitions interleave, so their ranges close by size, on revocation or at the end.
    */
   sequentialUnits?: boolean;
+  /**
+   * Ranges judged again (`run --rejudge`), by unit token and first offset: planned with the
+   * boundaries they were committed with, so they are committed again under the same names.
+   */
+  pinned?: CommittedRanges;
 }
 
 export interface PlannedRange {
@@ -36,6 +41,8 @@ interface UnitState {
   skipUntil: number;
   /** first offset of that committed range */
   skipFrom: number;
+  /** the open range is a pinned one: it ends at this offset, whatever the limits say */
+  pinEnd: number | undefined;
 }
 
 /** A skipped item names the committed range it falls in (`first`..`last` offsets). */
@@ -59,8 +66,10 @@ export class RangePlanner {
     if (this.limits.sequentialUnits !== false && this.lastUnit !== null && this.lastUnit !== unitToken) this.closeUnit(this.lastUnit);
     this.lastUnit = unitToken;
     let st = this.units.get(unitToken);
-    if (!st) this.units.set(unitToken, (st = { open: null, skipUntil: -1, skipFrom: -1 }));
+    if (!st) this.units.set(unitToken, (st = { open: null, skipUntil: -1, skipFrom: -1, pinEnd: undefined }));
     if (offset <= st.skipUntil) return { skip: true, first: st.skipFrom, last: st.skipUntil };
+    // An open range never runs into a committed or pinned range, nor past its own pinned end.
+    if (st.open && (this.startsRange(unitToken, offset) || (st.pinEnd !== undefined && offset > st.pinEnd))) this.close(st);
     if (!st.open) {
       const doneUntil = this.committed.get(unitToken)?.get(offset);
       if (doneUntil !== undefined) {
@@ -69,19 +78,26 @@ export class RangePlanner {
         return { skip: true, first: offset, last: doneUntil };
       }
       st.open = { id: this.nextId++, unit, unitToken, firstOffset: offset, lastOffset: offset, items: 0, chars: 0, closed: false };
+      st.pinEnd = this.limits.pinned?.get(unitToken)?.get(offset);
     }
     const r = st.open;
     r.lastOffset = offset;
     r.items += 1;
     r.chars += chars;
-    if (r.items >= this.limits.maxRecords || r.chars >= this.limits.maxChars) this.close(st);
+    const full = st.pinEnd !== undefined ? offset >= st.pinEnd : r.items >= this.limits.maxRecords || r.chars >= this.limits.maxChars;
+    if (full) this.close(st);
     return { skip: false, range: r };
+  }
+
+  private startsRange(token: string, offset: number): boolean {
+    return this.committed.get(token)?.has(offset) === true || this.limits.pinned?.get(token)?.has(offset) === true;
   }
 
   private close(st: UnitState): void {
     const r = st.open;
     if (!r) return;
     st.open = null;
+    st.pinEnd = undefined;
     r.closed = true;
     this.onClose(r);
   }

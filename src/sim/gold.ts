@@ -75,7 +75,8 @@ export function buildGoldIndex(records: Iterable<unknown>, opts: GoldOptions = {
       skipped.push({ line, reason: (e as Error).message });
       continue;
     }
-    const entry: GoldEntry = { id: rec.id, n_steps: blocks.n_steps, error_steps: goldErrorSteps(rec.gold, blocks.n_steps), ...(rec.reference_answer !== undefined ? { reference_answer: rec.reference_answer } : {}) };
+    const reference = rec.reference_answer ?? goldReference(raw);
+    const entry: GoldEntry = { id: rec.id, n_steps: blocks.n_steps, error_steps: goldErrorSteps(rec.gold, blocks.n_steps), ...(reference !== undefined ? { reference_answer: reference } : {}) };
     const key = goldKey(blocks.problem, blocks.trace);
     if (!exact.has(key)) exact.set(key, entry);
     const tk = traceKey(blocks.trace);
@@ -94,6 +95,15 @@ export function buildGoldIndex(records: Iterable<unknown>, opts: GoldOptions = {
       return byTrace.get(traceKey(traceBlock)) ?? null;
     },
   };
+}
+
+/**
+ * A gold file has no input mapping, so a reference answer kept with the other labels
+ * (`gold.reference_answer`, as benchmark exports do) is read from there too; numbers as text.
+ */
+function goldReference(raw: unknown): string | undefined {
+  const v = (raw as { gold?: { reference_answer?: unknown } } | null)?.gold?.reference_answer;
+  return typeof v === 'string' ? v : typeof v === 'number' && Number.isFinite(v) ? String(v) : undefined;
 }
 
 /** Parse a JSONL file of TraceRecords; unparsable lines are skipped and listed, not fatal. */

@@ -121,7 +121,7 @@ export const phase1Task: SimTask = {
         i++;
       }
       const finding = modelDefect(rng, model, steps, refs, impact);
-      // A ref beyond the trace: the pipeline must drop and count it, never store it.
+      // A ref beyond the trace: the gateway must re-ask, and never store it.
       if (rng.chance(model.rate_bad_ref)) (finding.statement_refs as string[]).push(stepId(steps.length + 1 + rng.int(0, 3)));
       negatives.push(finding);
       notes.push(`[STEP-${refs[0]}] looks wrong to me (${impact}).`);

@@ -165,4 +165,16 @@ describe('budgets', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--budget-usd must be a positive number/);
   }, LONG_TEST_MS);
+
+  it('--budget-usd with no priced model is refused at start with one line, not silently never reached', async () => {
+    const dir = tempDir('budget-unpriced');
+    const config = fastSimConfig(dir, { prices: {} });
+    const input = writeJsonl(join(dir, 'in.jsonl'), syntheticRecords(4, { seed: 5 }));
+    const out = join(dir, 'out');
+    const res = await runCli(['run', '-c', config, '-i', input, '-o', out, '--progress', 'none', '--budget-usd', '0.01']);
+    expect(res.code).toBe(2);
+    const lines = res.stderr.trim().split('\n').filter((l) => !/has no price/.test(l));
+    expect(lines).toEqual(['reasoning-jury: --budget-usd 0.01: no model of the config has a price under prices:, so no cost is ever counted; add prices or cap with --budget-tokens']);
+    expect(await ranges(out).catch(() => [])).toEqual([]);
+  }, LONG_TEST_MS);
 });

@@ -132,7 +132,6 @@ describe('deliberation loop (scripted models)', () => {
           { ...neg(['STEP-2']), voters: ['jury-0', 'ghost', 'jury-1'], vote_count: 3, basis: 'majority' },
           { ...neg(['STEP-4']), voters: ['jury-1'], vote_count: 1, basis: 'majority' },
           { ...neg(['STEP-3']), voters: ['jury-2'], vote_count: 1, basis: 'uncontested' },
-          { ...neg(['STEP-9']), voters: ['jury-0', 'jury-1'], vote_count: 2, basis: 'majority' },
         ],
         confidence: '0.75',
         dissenting_views: ['jury-2 thinks STEP-1 is vague'],
@@ -147,8 +146,20 @@ describe('deliberation loop (scripted models)', () => {
     ]);
     expect(v.dissenting_views).toEqual(['jury-2 thinks STEP-1 is vague', expect.stringMatching(/^jury-1 \(major, STEP-4; 1 of 2 needed\)/)]);
     expect(v.confidence).toBe(0.75);
-    expect(v.dropped_refs).toBe(2); // STEP-9 of a 4-step trace: the ref and then the defect
+    expect(v.dropped_refs).toBe(0);
     expect(v.termination_reason).toBe('no_new_arguments');
+  });
+
+  it('an extraction citing a step past the end of the trace fails its schema rather than losing the finding quietly', async () => {
+    const gw = new Script((phase, who, user) => {
+      if (phase === 'phase1') return phase1(who);
+      if (phase === 'moderator') return procedural(user, { should_terminate: /Rounds completed: 1/.test(user), termination_reason: 'no new arguments' });
+      if (phase === 'juror_turn') return NOTHING_NEW;
+      return { ...extraction, consensus_defects: [{ ...neg(['STEP-9']), voters: ['jury-0', 'jury-1'], vote_count: 2, basis: 'majority' }] };
+    });
+    const v = await judgeRecord(ctx(gw), input);
+    expect(v.degraded).toBe(true);
+    expect(v.degraded_reason).toMatch(/STEP-9\W{0,3} is not a step of this trace: it has 4 steps/);
   });
 
   it('adaptive max_rounds stops a focused deliberation after its round budget, as turn_cap', async () => {

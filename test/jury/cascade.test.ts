@@ -247,3 +247,16 @@ describe('the default is unchanged', () => {
     expect(() => parseConfig(configOf({}, { mode: 'single' }))).toThrow(/cascade needs a mode/);
   });
 });
+
+describe('a cascade that cannot work as configured is refused at load', () => {
+  it('start above the number of seats', () => {
+    expect(() => parseConfig(configOf({ start: 5 }))).toThrow(/phase1\.cascade\.start[\s\S]*is 5 but only 4 jurors are configured/);
+    expect(() => parseConfig(configOf({ start: 4 }))).not.toThrow();
+  });
+
+  it('start: 1 with only rules that compare seats (they never fire on one seat)', () => {
+    expect(() => parseConfig(configOf({ start: 1, rules: ['disagree_step', 'contested'] }))).toThrow(/disagree_step, contested compare seats, so with start: 1 none can fire/);
+    expect(() => parseConfig(configOf({ start: 1, rules: ['disagree_step', 'fatal'] }))).not.toThrow();
+    expect(() => parseConfig(configOf({ start: 2, rules: ['disagree_step'] }))).not.toThrow();
+  });
+});

@@ -42,13 +42,13 @@ function ctx(gateway: ModelGateway, over: Record<string, unknown> = {}): JuryCon
 describe('judgeRecord', () => {
   it('consolidation: 3 jurors + consolidator, refs validated, voters checked against the panel', async () => {
     const gw = new ScriptedGateway((c) => {
-      if (c.ctx.phase === 'consolidation') return { negatives: [{ ...neg(['STEP-2', 'STEP-40']), vote_count: 3, voters: ['jury-0', 'jury-1', 'ghost'] }] };
+      if (c.ctx.phase === 'consolidation') return { negatives: [{ ...neg(['STEP-2', 'step 2']), vote_count: 3, voters: ['jury-0', 'jury-1', 'ghost'] }] };
       return { negatives: c.ctx.participant === 'jury-2' ? [] : [neg(['STEP-2'])] };
     });
     const v = await judgeRecord(ctx(gw), input);
     expect(Verdict.parse(v)).toEqual(v);
-    expect(v.defects).toEqual([{ ...neg(['STEP-2', 'STEP-40']), statement_refs: [2], vote_count: 2, voters: ['jury-0', 'jury-1'] }]);
-    expect(v.dropped_refs).toBe(1);
+    expect(v.defects).toEqual([{ ...neg(['STEP-2', 'step 2']), statement_refs: [2], vote_count: 2, voters: ['jury-0', 'jury-1'] }]);
+    expect(v.dropped_refs).toBe(0);
     expect(v.jurors_ok).toBe(3);
     expect(v.degraded).toBe(false);
     expect(v.usage).toHaveLength(4);
@@ -57,6 +57,19 @@ describe('judgeRecord', () => {
     // distinct default seeds for the three jurors
     const seeds = new Set(gw.calls.filter((c) => c.ctx.phase === 'phase1').map((c) => c.seat.seed));
     expect(seeds.size).toBe(3);
+  });
+
+  it('refs outside the trace fail the reply instead of being dropped: the juror fails, the consolidator too', async () => {
+    const gw = new ScriptedGateway((c) => {
+      if (c.ctx.phase === 'consolidation') return { negatives: [neg(['STEP-2', 'STEP-40'])] };
+      return { negatives: [neg(c.ctx.participant === 'jury-1' ? [0] : ['STEP-2'])] };
+    });
+    const v = await judgeRecord(ctx(gw), input);
+    expect(v.phase1_judgements.map((j) => j.ok)).toEqual([true, false, true]);
+    expect(v.phase1_judgements[1]!.error).toMatch(/0 is not a step of this trace: it has 4 steps/);
+    expect(v.degraded).toBe(true);
+    expect(v.degraded_reason).toMatch(/1 of 3 jurors failed/);
+    expect(v.degraded_reason).toMatch(/consolidat[\s\S]*STEP-40\W{0,3} is not a step of this trace/);
   });
 
   it('consolidation failure degrades to a phase 1 aggregate and says why', async () => {

@@ -62,6 +62,24 @@ function script(removal: () => Reply, arbiter: () => Reply) {
 const refsOf = (v: Verdict) => v.defects.map((d) => d.statement_refs);
 
 describe('verification passes (removal pass, evidence arbiter)', () => {
+  it('a dissenting finding the arbiter upholds is grounded too: with grounding drop, an ungrounded one stays out', async () => {
+    const grounded = (step: number, extra: Record<string, unknown> = {}) => neg(step, { evidence: `[STEP-${step}] '${['One.', 'Two.', 'Three.', 'Four.'][step - 1]}'`, ...extra });
+    const gw = new Scripted((c) => {
+      // Every juror flags step 2 (grounded); jury-0 alone also flags step 3 quoting words the trace lacks.
+      if (c.ctx.phase === 'phase1') return { negatives: c.ctx.participant === 'jury-0' ? [grounded(2), neg(3, { evidence: "[STEP-3] 'the cat sat'" })] : [grounded(2)] };
+      if (c.ctx.phase === 'consolidation') return { negatives: [grounded(2, { vote_count: 3, voters: ['jury-0', 'jury-1', 'jury-2'] })] };
+      return { rulings: [{ id: 'F1', ruling: 'upheld', rationale: 'step 3 is wrong' }] };
+    });
+    const v = await judgeRecord(ctx(gw, { removal_pass: undefined, grounding: { policy: 'drop' } }), input);
+    expect(Verdict.parse(v)).toEqual(v);
+    expect(v.negative_adjudications?.map((a) => [a.defect.statement_refs, a.origin, a.ruling])).toEqual([[[3], 'dissent', 'upheld']]);
+    expect(refsOf(v)).toEqual([[2]]);
+    expect(v.grounding?.checks.map((c) => [c.defect_index, c.status, c.outcome])).toEqual([
+      [0, 'grounded', 'kept'],
+      [1, 'ungrounded', 'dropped'],
+    ]);
+  });
+
   it('removal drops what it finds unsupported, the arbiter rejects a split vote and reinstates dissent', async () => {
     const gw = new Scripted(
       script(

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CallUsage } from '../../schemas/usage.js';
-import { costOf, Ledger } from '../../src/llm/ledger.js';
+import { costOf, Ledger, unpricedModels } from '../../src/llm/ledger.js';
+import { defaultConfigInput, parseConfig } from '../../src/config/load.js';
 
 const prices = { big: { input_per_mtok: 3, output_per_mtok: 15 }, small: { input_per_mtok: 0.5, output_per_mtok: 1.5 } };
 
@@ -57,5 +58,13 @@ describe('Ledger', () => {
     const s = new Ledger().summary();
     expect(s.total.calls).toBe(0);
     expect(s.cost_per_record_mean).toBe(0);
+  });
+});
+
+describe('unpricedModels', () => {
+  it('names the repair generator\'s model when it has no price, and only while repair is on', () => {
+    const repair = { generator: { id: 'gen', endpoint: 'sim', model: 'sim-generator' } };
+    expect(unpricedModels(parseConfig({ ...defaultConfigInput(), repair }))).toEqual(['sim-generator']);
+    expect(unpricedModels(parseConfig({ ...defaultConfigInput(), repair: { ...repair, enabled: false } }))).toEqual([]);
   });
 });

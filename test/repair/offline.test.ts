@@ -77,6 +77,21 @@ describe('repair over committed shards', () => {
     const missing = rows2.filter((r) => r.error !== null);
     expect(missing).toHaveLength(1);
     expect(missing[0]!.error).toMatch(/no result/);
+    expect(im.stderr).toMatch(/1 retry has no result line in .*results\.jsonl: committed as error rows .*import the complete results file into the same --out to replace them/);
+    // The complete file, imported into the same --out, replaces the range with the error row.
+    const first = requests[0]!;
+    const res0 = await provider.complete(first.body, new AbortController().signal);
+    const full = join(dir, 'results-full.jsonl');
+    writeFileSync(full, [JSON.stringify({ id: 'batch_req_x', custom_id: first.custom_id, response: { status_code: 200, body: { choices: [{ index: 0, message: { role: 'assistant', content: res0.content }, finish_reason: res0.finish_reason ?? 'stop' }], usage: { prompt_tokens: res0.tokens_in, completion_tokens: res0.tokens_out } } }, error: null }), ...lines].join('\n') + '\n');
+    const im2 = await runCli(['repair', 'import', out, '-c', withRepair, '--from', full, '-o', rep2]);
+    expect(im2.code, im2.stderr).toBe(0);
+    expect(im2.stderr).toMatch(/1 range\(s\) of .* had retries without a result that --from now has: replaced/);
+    expect(im2.stderr).not.toMatch(/no result line/);
+    const rows3 = await readCommittedRows(new LocalObjectStore(rep2), 'repairs');
+    expect(rows3).toHaveLength(rows1.length);
+    expect(rows3.filter((r) => r.error !== null)).toEqual([]);
+    expect(new Set(rows3.map(key)).size).toBe(rows3.length);
+    expect((await runCli(['shards', 'verify', rep2])).code).toBe(0);
     for (const r of rows2.filter((x) => x.error === null)) {
       const a = byKey.get(key(r))!;
       for (const col of ['retry_text', 'extracted_answer', 'answer_source', 'correct', 'original_correct', 'prompt_hash', 'gate', 'tokens_out']) expect(r[col], `${key(r)} ${col}`).toEqual(a[col]);

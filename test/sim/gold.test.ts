@@ -32,6 +32,13 @@ describe('gold index', () => {
     expect(idx.lookup(b.problem, b.trace)).toEqual({ id: 'given', n_steps: 2, error_steps: [1, 2] });
   });
 
+  it('reads a reference answer kept under gold (gold.reference_answer, a number as text); a top-level one wins', () => {
+    const a = blocksOf(segmented);
+    expect(buildGoldIndex([{ ...segmented, gold: { first_error_step: 1, reference_answer: 4 } }]).lookup(a.problem, a.trace)?.reference_answer).toBe('4');
+    expect(buildGoldIndex([{ ...segmented, reference_answer: '5', gold: { reference_answer: '4' } }]).lookup(a.problem, a.trace)?.reference_answer).toBe('5');
+    expect(buildGoldIndex([segmented]).lookup(a.problem, a.trace)?.reference_answer).toBeUndefined();
+  });
+
   it('falls back to the trace alone when the problem text differs, unless that is ambiguous', () => {
     const idx = buildGoldIndex([given]);
     expect(idx.lookup('another wording', blocksOf(given).trace)?.id).toBe('given');

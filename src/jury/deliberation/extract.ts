@@ -5,6 +5,7 @@ import { isEndpointOutage } from '../../llm/outage.js';
 import { ModelCallError, type ModelGateway } from '../../llm/types.js';
 import type { PromptSet } from '../../prompts/templates.js';
 import { normalizeDefects } from '../normalize.js';
+import { refsCheckedFor } from '../step-refs.js';
 import { extractionMessages } from './prompts.js';
 import { ExtractionOutput } from './schemas.js';
 
@@ -45,7 +46,7 @@ export async function extractVerdict(args: {
       ctx: { record_id: args.recordId, phase: 'extraction', participant: args.seat.id, caller: 'jury.deliberation.extract' },
       seat: args.seat,
       messages: extractionMessages(args.prompts, args.openings, args.journal, { panel: args.panel, majority, removed: args.removed, termination: args.termination, rounds: args.rounds }),
-      schema: ExtractionOutput,
+      schema: refsCheckedFor(ExtractionOutput, (v) => v.consensus_defects, 'consensus_defects', args.nSteps),
       schemaName: 'ExtractionOutput',
     });
     const onPanel = new Set(args.panel);
