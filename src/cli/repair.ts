@@ -9,9 +9,10 @@ import { exportLines, importRows, parseBatchResults, readCandidates, runRows, wr
 import { costOf } from '../llm/ledger.js';
 import { loadPromptSet, REPAIR_TEMPLATES } from '../prompts/templates.js';
 import { UsageError } from './io.js';
+import { addLeaseOptions, withOutputLease, type LeaseFlags } from './lease-options.js';
 import { JURY_OPTION_HELP, loadJuryConfig, openJury, type JuryOptions } from './jury-setup.js';
 
-interface RepairOptions extends JuryOptions {
+interface RepairOptions extends JuryOptions, LeaseFlags {
   out?: string;
   to?: string;
   from?: string;
@@ -77,14 +78,17 @@ async function runCommand(shards: string, opts: RepairOptions): Promise<void> {
   const config = loadJuryConfig(opts);
   const repair = repairSection(config);
   const to = await target(shards, opts.out);
-  const { ranges, location: fromLocation } = await candidatesOf(shards, config, repair);
-  const runtime = await openJury(config, opts, { records: ranges.flatMap((r) => r.candidates.map((c) => c.record)) });
-  try {
-    const res = await writeRepairs({ ranges, fromLocation, to: to.store, formats: formatsOf(opts.format) }, runRows(runtime.jury, repair));
-    process.stdout.write(summary(res, to.location));
-  } finally {
-    await runtime.close();
-  }
+  // The lease comes before the first model call: a refused repair pays for nothing.
+  const res = await withOutputLease(to, 'repair run', opts, async (lease) => {
+    const { ranges, location: fromLocation } = await candidatesOf(shards, config, repair);
+    const runtime = await openJury(config, opts, { records: ranges.flatMap((r) => r.candidates.map((c) => c.record)) });
+    try {
+      return await writeRepairs({ ranges, fromLocation, to: to.store, formats: formatsOf(opts.format), beforeManifest: () => lease.assertHeld() }, runRows(runtime.jury, repair));
+    } finally {
+      await runtime.close();
+    }
+  });
+  process.stdout.write(summary(res, to.location));
 }
 
 async function exportCommand(shards: string, opts: RepairOptions): Promise<void> {
@@ -108,16 +112,18 @@ async function importCommand(shards: string, opts: RepairOptions): Promise<void>
   } catch (err) {
     throw new UsageError(`--from ${opts.from}: ${(err as Error).message}`);
   }
-  const { ranges, location: fromLocation } = await candidatesOf(shards, config, repair);
   const prompts = loadPromptSet(config.prompts_dir, new Set(REPAIR_TEMPLATES));
-  const res = await writeRepairs({ ranges, fromLocation, to: to.store, formats: formatsOf(opts.format) }, importRows(results, prompts, repair, (i, o) => costOf(config.prices, repair.generator.model, i, o)));
+  const res = await withOutputLease(to, 'repair import', opts, async (lease) => {
+    const { ranges, location: fromLocation } = await candidatesOf(shards, config, repair);
+    return writeRepairs({ ranges, fromLocation, to: to.store, formats: formatsOf(opts.format), beforeManifest: () => lease.assertHeld() }, importRows(results, prompts, repair, (i, o) => costOf(config.prices, repair.generator.model, i, o)));
+  });
   process.stdout.write(summary(res, to.location));
 }
 
 export function registerRepair(program: Command): void {
   const cmd = program.command('repair').description('defect-guided repair over committed shards: run the retries, or export / import them as OpenAI Batch JSONL').addHelpText('after', HELP);
   const common = (c: Command) => c.option('-c, --config <file>', JURY_OPTION_HELP.config).option('--gold <file>', JURY_OPTION_HELP.gold).option('--audit-log <file>', JURY_OPTION_HELP.auditLog).option('--no-cache', JURY_OPTION_HELP.cache).option('--format <format>', 'parquet | arrow | both', 'parquet');
-  common(cmd.command('run <out>').description('retry the gated records of OUT through the generator and commit a repairs table per range to --out').option('-o, --out <dir>', 'new output for the repairs table and its manifests')).action(runCommand);
+  addLeaseOptions(common(cmd.command('run <out>').description('retry the gated records of OUT through the generator and commit a repairs table per range to --out').option('-o, --out <dir>', 'new output for the repairs table and its manifests'))).action(runCommand);
   common(cmd.command('export <out>').description('write the retry requests of OUT in the OpenAI Batch API JSONL format').option('--to <file>', 'requests file to write')).action(exportCommand);
-  common(cmd.command('import <out>').description('read OpenAI Batch output lines and commit them as the repairs table to --out').option('--from <file>', 'batch output JSONL').option('-o, --out <dir>', 'new output for the repairs table and its manifests')).action(importCommand);
+  addLeaseOptions(common(cmd.command('import <out>').description('read OpenAI Batch output lines and commit them as the repairs table to --out').option('--from <file>', 'batch output JSONL').option('-o, --out <dir>', 'new output for the repairs table and its manifests'))).action(importCommand);
 }
