@@ -109,6 +109,9 @@ async function fsyncDir(dir: string): Promise<void> {
  * ranges committed in it so far went with it and a summary counting them would be false.
  */
 export class OutputGoneError extends Error {
+  /** the command exits 1 with this line as it is (no stack hint): there is nothing to debug */
+  readonly exitCode = 1;
+
   constructor(readonly root: string) {
     super(`the output folder ${root} vanished while this command was writing it; it is not recreated, and the ranges committed in it are gone with it`);
     this.name = 'OutputGoneError';

@@ -48,6 +48,9 @@ export class LeaseHeldError extends Error {
 
 /** The lease went to another writer (or the output went away) while this one ran. */
 export class LeaseLostError extends Error {
+  /** exit 1 with this line as it is: what happened is said, there is nothing to debug */
+  readonly exitCode = 1;
+
   constructor(message: string) {
     super(message);
     this.name = 'LeaseLostError';
