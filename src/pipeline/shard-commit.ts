@@ -86,9 +86,10 @@ export interface RecoverResult {
 }
 
 /**
- * Writes one range: its parts (staged), its manifest, then publishes the parts. The manifest put
- * may be create-only (S3 If-None-Match: *); when two writers build the same range the first
- * manifest wins, the other drops its staged parts and reports the range as already committed.
+ * Writes one range: its parts (staged), its manifest, then publishes the parts. The manifest is
+ * created only where none exists (link(2) locally, If-None-Match: * on S3); when two writers build
+ * the same range the first manifest wins, the other drops its staged parts and reports the range
+ * as already committed.
  */
 export class ShardCommitter {
   readonly formats: readonly ShardFormat[];
