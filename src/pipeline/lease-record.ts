@@ -7,6 +7,8 @@
  * two writers taking the same generation exactly one wins. Scopes: `output` (the whole output,
  * every file and S3 run) and `rank-<r>-of-<n>` (one worker of an S3 input split with --rank).
  */
+import { readlinkSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { z } from 'zod';
 
 export const LEASE_PREFIX = '_lease/';
@@ -20,6 +22,8 @@ export const LeaseRecord = z.object({
   owner: z.string(),
   host: z.string(),
   pid: z.int(),
+  /** the holder's PID namespace (Linux): with the host, says whether `pid` can be looked up here */
+  pid_ns: z.string().optional(),
   /** the command holding it (run, decide, repair run, …) */
   command: z.string(),
   acquired_at: z.string(),
@@ -74,4 +78,28 @@ export const encodeLease = (r: LeaseRecord): Uint8Array => new TextEncoder().enc
 export function describeHolder(r: LeaseRecord): string {
   const scope = r.scope === WHOLE_OUTPUT ? '' : ` ${r.scope}`;
   return `${r.command}${scope} (pid ${r.pid} on ${r.host}, since ${r.acquired_at}, lease expires ${r.expires_at} unless renewed)`;
+}
+
+/** This process's PID namespace ("pid:[4026531836]"), or undefined where there is no /proc. */
+export function pidNamespace(): string | undefined {
+  try {
+    return readlinkSync('/proc/self/ns/pid');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The holder ran on this machine, in this PID namespace, and its process is gone: it died
+ * without releasing (a crash, SIGKILL), and the lease need not be waited out. Anything less
+ * certain (another host, another container, no /proc) is left to the expiry.
+ */
+export function holderDeadHere(r: LeaseRecord, ns = pidNamespace()): boolean {
+  if (ns === undefined || r.pid_ns !== ns || r.host !== hostname() || r.pid === process.pid) return false;
+  try {
+    process.kill(r.pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
 }

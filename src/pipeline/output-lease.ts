@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { ObjectExistsError, OutputGoneError, type ObjectStore } from './object-store.js';
-import { describeHolder, encodeLease, isLive, LEASE_PREFIX, leaseKey, parseLease, parseLeaseKey, scopesConflict, type LeaseRecord } from './lease-record.js';
+import { describeHolder, encodeLease, holderDeadHere, isLive, LEASE_PREFIX, leaseKey, parseLease, parseLeaseKey, pidNamespace, scopesConflict, type LeaseRecord } from './lease-record.js';
 
 export interface LeaseOptions {
   scope: string;
@@ -178,7 +178,8 @@ type Attempt = { lease: OutputLease } | { holder: LeaseRecord };
 
 async function tryAcquire(store: ObjectStore, opts: LeaseOptions, owner: string, now: () => number): Promise<Attempt> {
   const leases = await currentLeases(store);
-  const conflicting = [...leases.values()].filter((l) => l.record && isLive(l.record, now()) && scopesConflict(l.record.scope, opts.scope));
+  // A holder that died on this machine is gone for sure: no need to wait for its expiry.
+  const conflicting = [...leases.values()].filter((l) => l.record && isLive(l.record, now()) && scopesConflict(l.record.scope, opts.scope) && !holderDeadHere(l.record));
   if (conflicting.length > 0 && !opts.takeOver) return { holder: conflicting[0]!.record! };
   const generation = (leases.get(opts.scope)?.generation ?? 0) + 1;
   const record: LeaseRecord = {
@@ -188,6 +189,7 @@ async function tryAcquire(store: ObjectStore, opts: LeaseOptions, owner: string,
     owner,
     host: hostname(),
     pid: process.pid,
+    ...(pidNamespace() ? { pid_ns: pidNamespace()! } : {}),
     command: opts.command,
     acquired_at: new Date(now()).toISOString(),
     expires_at: new Date(now() + opts.expiryMs).toISOString(),
@@ -198,7 +200,7 @@ async function tryAcquire(store: ObjectStore, opts: LeaseOptions, owner: string,
   if (opts.takeOver) for (const l of conflicting) if (l.record!.scope !== opts.scope) await tombstone(store, l.record!, owner);
   // Another scope taken at the same moment (a whole-output run and a rank): both stand back.
   const after = await currentLeases(store);
-  const rival = [...after.values()].find((l) => l.record && l.record.scope !== opts.scope && isLive(l.record, now()) && scopesConflict(l.record.scope, opts.scope));
+  const rival = [...after.values()].find((l) => l.record && l.record.scope !== opts.scope && isLive(l.record, now()) && scopesConflict(l.record.scope, opts.scope) && !holderDeadHere(l.record));
   if (rival) {
     await store.putObject(leaseKey(opts.scope, generation), encodeLease({ ...record, released: true }));
     return { holder: rival.record! };

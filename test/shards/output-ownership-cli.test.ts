@@ -2,9 +2,9 @@
  * Issue 36 as an operator meets it, with the CLI bin:
  * - second commands (`run`, `decide`, `repair run`) started again and again against a live
  *   writer of one-record ranges are refused (exit 4) and never remove or change its files;
- * - a writer SIGKILLed while holding its lease: the next run is refused until the lease
- *   expires (read from the lease file, not timed), then takes over; or takes over at once
- *   with --take-over;
+ * - a writer SIGKILLed while holding its lease: on this machine its pid is gone and the next
+ *   run takes over at once; on another machine the next run is refused until the lease expires
+ *   (read from the lease file, not timed), then takes over, or at once with --take-over;
  * - the output folder: --out inside --input (and the reverse), an unwritable --out, an --out
  *   deleted mid-run, shards list|verify of a missing folder: each one line and its exit code.
  */
@@ -124,43 +124,61 @@ describe('who may write an output', () => {
     writeJsonl(join(dir, 'in.jsonl'), records);
     const g = await gate();
     const child = spawn(process.execPath, [BIN, ...runArgs(dir, g.url, out, ['--lease-expiry', expiry])], { stdio: 'ignore' });
-    const leaseDir = join(out, '_lease', 'output');
-    await waitForProgress(() => ({ done: g.arrived() > 0, progress: existsSync(leaseDir) ? readdirSync(leaseDir).length : 0 }), { what: 'the writer taking its lease and calling a model' });
+    const leases = join(out, '_lease', 'output');
+    await waitForProgress(() => ({ done: g.arrived() > 0, progress: existsSync(leases) ? readdirSync(leases).length : 0 }), { what: 'the writer taking its lease and calling a model' });
     const gone = new Promise((r) => child.once('exit', r));
     child.kill('SIGKILL');
     await gone;
   }
 
-  const leaseFile = (out: string) => JSON.parse(readFileSync(join(out, '_lease', 'output', readdirSync(join(out, '_lease', 'output')).sort().at(-1)!), 'utf8')) as { expires_at: string; pid: number; released?: boolean };
+  const leaseDir = (out: string) => join(out, '_lease', 'output');
+  const leasePath = (out: string) => join(leaseDir(out), readdirSync(leaseDir(out)).sort().at(-1)!);
+  const leaseFile = (out: string) => JSON.parse(readFileSync(leasePath(out), 'utf8')) as { expires_at: string; pid: number; host: string; released?: boolean };
+  /** The dead holder's lease as if it had run on another machine: nothing here can tell it is gone. */
+  const elsewhere = (out: string) => writeFileSync(leasePath(out), JSON.stringify({ ...leaseFile(out), host: 'another-host' }));
 
-  it('a SIGKILLed holder: refused while its lease lasts, taken over once the lease file says it expired', { timeout: LONG_TEST_MS }, async () => {
+  const allJudged = async (out: string) => expect((await readCommittedRows(new LocalObjectStore(out), 'verdicts')).map((v) => String(v.record_id)).sort()).toEqual(records.map((r) => r.id).sort());
+
+  it('a holder SIGKILLed on this machine: its pid is gone, so the next run takes over at once', { timeout: LONG_TEST_MS }, async () => {
+    const dir = tempDir('own-kill-here');
+    const out = join(dir, 'out');
+    await killedHolder(dir, out, '1h');
+    expect(leaseFile(out).released).toBeUndefined();
+    const next = await runCli(runArgs(dir, sim.url, out));
+    expect(next.code, next.stderr).toBe(0);
+    await allJudged(out);
+    expect((await runCli(['shards', 'verify', out])).code).toBe(0);
+  });
+
+  it('a SIGKILLed holder on another machine: refused while its lease lasts, taken over once the lease file says it expired', { timeout: LONG_TEST_MS }, async () => {
     const dir = tempDir('own-kill');
     const out = join(dir, 'out');
     await killedHolder(dir, out, '4s');
+    elsewhere(out);
     const dead = leaseFile(out);
-    expect(dead.released).toBeUndefined();
     const early = await runCli(runArgs(dir, sim.url, out));
     // Refused only while the dead holder's lease had not expired when the run looked.
     if (Date.now() < Date.parse(dead.expires_at)) {
       expect(early.code, early.stderr).toBe(4);
-      expect(ourLines(early)).toEqual([expect.stringContaining(`run (pid ${dead.pid} on`)]);
+      expect(ourLines(early)).toEqual([expect.stringContaining(`run (pid ${dead.pid} on another-host`)]);
     }
     await waitForProgress(() => ({ done: Date.now() >= Date.parse(leaseFile(out).expires_at), progress: Date.now() }), { what: 'the dead lease expiring' });
     const late = await runCli(runArgs(dir, sim.url, out));
     expect(late.code, late.stderr).toBe(0);
-    expect((await readCommittedRows(new LocalObjectStore(out), 'verdicts')).map((v) => String(v.record_id)).sort()).toEqual(records.map((r) => r.id).sort());
+    await allJudged(out);
     expect((await runCli(['shards', 'verify', out])).code).toBe(0);
   });
 
-  it('a SIGKILLed holder with a long lease: --take-over takes it at once', { timeout: LONG_TEST_MS }, async () => {
+  it('a SIGKILLed holder on another machine with a long lease: --take-over takes it at once', { timeout: LONG_TEST_MS }, async () => {
     const dir = tempDir('own-takeover');
     const out = join(dir, 'out');
     await killedHolder(dir, out, '1h');
+    elsewhere(out);
     const refused = await runCli(runArgs(dir, sim.url, out));
     expect(refused.code, refused.stderr).toBe(4);
     const taken = await runCli(runArgs(dir, sim.url, out, ['--take-over']));
     expect(taken.code, taken.stderr).toBe(0);
-    expect((await readCommittedRows(new LocalObjectStore(out), 'verdicts')).length).toBe(records.length);
+    await allJudged(out);
     expect(leaseFile(out).released).toBe(true);
   });
 
