@@ -58,7 +58,7 @@ Example:
         redecide({
           from: from.store, fromLocation: from.location, to: to.store, toLocation: to.location, policy, formats,
           onRange: (e) => log.debug(`range ${e.first}-${e.last}: ${e.records} record(s)${e.existing ? ' (already decided)' : ''}`, { first: e.first, last: e.last }),
-          beforeManifest: () => lease.assertHeld(),
+          beforeManifest: () => lease.confirmHeld(),
         }),
       ).catch((err: unknown) => {
         throw err instanceof RedecideError ? new UsageError(err.message) : err;

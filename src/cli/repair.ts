@@ -83,7 +83,7 @@ async function runCommand(shards: string, opts: RepairOptions): Promise<void> {
     const { ranges, location: fromLocation } = await candidatesOf(shards, config, repair);
     const runtime = await openJury(config, opts, { records: ranges.flatMap((r) => r.candidates.map((c) => c.record)) });
     try {
-      return await writeRepairs({ ranges, fromLocation, to: to.store, formats: formatsOf(opts.format), beforeManifest: () => lease.assertHeld() }, runRows(runtime.jury, repair));
+      return await writeRepairs({ ranges, fromLocation, to: to.store, formats: formatsOf(opts.format), beforeManifest: () => lease.confirmHeld() }, runRows(runtime.jury, repair));
     } finally {
       await runtime.close();
     }
@@ -115,7 +115,7 @@ async function importCommand(shards: string, opts: RepairOptions): Promise<void>
   const prompts = loadPromptSet(config.prompts_dir, new Set(REPAIR_TEMPLATES));
   const res = await withOutputLease(to, 'repair import', opts, async (lease) => {
     const { ranges, location: fromLocation } = await candidatesOf(shards, config, repair);
-    return writeRepairs({ ranges, fromLocation, to: to.store, formats: formatsOf(opts.format), beforeManifest: () => lease.assertHeld() }, importRows(results, prompts, repair, (i, o) => costOf(config.prices, repair.generator.model, i, o)));
+    return writeRepairs({ ranges, fromLocation, to: to.store, formats: formatsOf(opts.format), beforeManifest: () => lease.confirmHeld() }, importRows(results, prompts, repair, (i, o) => costOf(config.prices, repair.generator.model, i, o)));
   });
   process.stdout.write(summary(res, to.location));
 }

@@ -191,7 +191,7 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
       intake: intakeSettings(config),
       steps,
       // A writer that lost the output's lease writes no further manifest.
-      committer: new ShardCommitter(output.store, { formats: opts.formats, corpus: corpusSetting(opts, config), off: offTables(config), ...(lease ? { beforeManifest: () => lease.assertHeld() } : {}) }),
+      committer: new ShardCommitter(output.store, { formats: opts.formats, corpus: corpusSetting(opts, config), off: offTables(config), ...(lease ? { beforeManifest: () => lease.confirmHeld() } : {}) }),
       committed: done.ranges,
       concurrency: opts.concurrency,
       range: { maxRecords: opts.maxRecords, maxChars: opts.maxChars, sequentialUnits: input.sequentialUnits },

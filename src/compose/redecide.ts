@@ -32,7 +32,7 @@ export interface RedecideOptions {
   formats: readonly ShardFormat[];
   onRange?(e: { first: string; last: string; records: number; existing: boolean }): void;
   /** checked before each manifest: throws once this command no longer holds --out's lease */
-  beforeManifest?: () => void;
+  beforeManifest?: () => Promise<void>;
 }
 
 export interface RedecideResult {

@@ -103,7 +103,7 @@ export interface RepairOutputOptions {
   to: ObjectStore;
   formats: readonly ShardFormat[];
   /** checked before each manifest: throws once this command no longer holds --out's lease */
-  beforeManifest?: () => void;
+  beforeManifest?: () => Promise<void>;
 }
 
 export interface RepairOutputResult {

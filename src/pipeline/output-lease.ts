@@ -116,10 +116,18 @@ export class OutputLease {
     this.timer.unref();
   }
 
-  /** Throws unless this writer still holds the lease: called right before each manifest. */
-  assertHeld(): void {
-    if (this.lost.aborted) throw this.lost.reason as LeaseLostError;
-    if (this.now() >= this.expiresAt) this.lose(`the lease on ${this.store.locate(this.key)} expired before it could be renewed (the store was unreachable or this process stalled); another writer may own the output now`);
+  /**
+   * Throws unless this writer still holds the lease: called right before each manifest. Past its
+   * own expiry (a store outage, a stalled process) it renews first: no newer generation means
+   * nobody took over, and the lease is extended; a newer one, or a store that still cannot be
+   * reached, means no manifest from this writer.
+   */
+  async confirmHeld(): Promise<void> {
+    if (!this.lost.aborted && this.now() >= this.expiresAt) {
+      this.renewing = this.renewing.then(() => this.renew());
+      await this.renewing;
+      if (this.now() >= this.expiresAt) this.lose(`the lease on ${this.store.locate(this.key)} expired and could not be renewed (the store was unreachable or this process stalled); another writer may own the output now`);
+    }
     if (this.lost.aborted) throw this.lost.reason as LeaseLostError;
   }
 
