@@ -40,7 +40,9 @@ mapping it was judged with, reference_answer included).
 
 Ranges go to REPAIRED under the names they have in OUT (parts first, manifest last); running the
 same command again after a crash skips the ranges already there, so each (record, condition,
-attempt) is written once. Re-judging (repair.rejudge) applies to run only.`;
+attempt) is written once. Re-judging (repair.rejudge) applies to run only. run and import take
+REPAIRED's lease first: while another command writes it they stop with exit code 4 before any
+model call (or wait: --wait-for-lease; docs/layout.md, "One writer per output").`;
 
 function repairSection(config: JuryConfig): RepairConfig {
   if (!config.repair?.enabled) throw new UsageError('the config has no repair section (or repair.enabled is false): nothing to retry');
