@@ -410,5 +410,10 @@ export const CommitManifest = z.object({
   staging: z.string().optional(),
   /** opaque to the stage: facts a caller wants kept with the range; older manifests held `range` here. */
   extra: z.record(z.string(), z.unknown()).optional(),
+  /**
+   * sha256 over every other field (src/pipeline/checksum.ts, manifestSeal): `shards verify`
+   * reports a manifest whose fields were edited. Absent in manifests written before it existed.
+   */
+  seal: z.string().regex(/^[0-9a-f]{64}$/).optional(),
 });
 export type CommitManifest = z.infer<typeof CommitManifest>;

@@ -83,6 +83,10 @@ export class S3ObjectStore implements ObjectStore {
     await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.full(key), Body: bytes, ContentLength: bytes.byteLength }));
   }
 
+  createObject(key: string, bytes: Uint8Array): Promise<void> {
+    return this.putIfAbsent(key, bytes);
+  }
+
   /** If-None-Match: * put; throws ObjectExistsError when the key exists. */
   async putIfAbsent(key: string, bytes: Uint8Array): Promise<void> {
     assertKey(key);

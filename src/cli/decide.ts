@@ -6,8 +6,9 @@ import { RedecideError, redecide } from '../compose/redecide.js';
 import { loadPolicyFile } from '../config/load.js';
 import { logger } from '../util/log.js';
 import { UsageError } from './io.js';
+import { addLeaseOptions, withOutputLease, type LeaseFlags } from './lease-options.js';
 
-interface DecideOptions {
+interface DecideOptions extends LeaseFlags {
   policy: string;
   shards: string;
   out: string;
@@ -17,13 +18,14 @@ interface DecideOptions {
 const location = (url: string): string => (isS3Url(url) ? url.replace(/\/+$/, '') : resolve(url));
 
 export function registerDecide(program: Command): void {
-  program
+  const cmd = program
     .command('decide')
     .description('apply another filter policy to committed verdicts (no model call) and write a new decisions table and corpus')
     .requiredOption('--policy <file>', 'YAML/JSON filter policy (`rules`, `default`), or a jury config whose `filter` section is used')
     .requiredOption('--shards <dir>', 'output of a `run` (folder or s3://bucket/prefix): its committed ranges are read, nothing else')
     .requiredOption('-o, --out <dir>', 'new output (folder or s3://bucket/prefix) for the decisions table, the corpus and their commit manifests')
-    .option('--format <format>', 'parquet | arrow | both', 'parquet')
+    .option('--format <format>', 'parquet | arrow | both', 'parquet');
+  addLeaseOptions(cmd)
     .addHelpText(
       'after',
       `
@@ -33,7 +35,8 @@ has a curated corpus, its committed parts (every judged record as read) are writ
 the new decisions, in the corpus format --shards used. Each range (decisions and corpus) is
 committed to --out under the same name (parts first, manifest last); running the same command
 again after a crash skips the ranges already there, so every record is decided exactly once.
-An --out that holds ranges decided with another policy is refused. No model is called.
+An --out that holds ranges decided with another policy is refused. No model is called. While
+another command writes --out, decide stops with exit code 4 (or waits: --wait-for-lease).
 
 Example:
   reasoning-jury decide --policy strict.yaml --shards out/ --out out-strict/`,
@@ -51,10 +54,13 @@ Example:
       });
       const log = logger('decide');
       const t0 = Date.now();
-      const res = await redecide({
-        from: from.store, fromLocation: from.location, to: to.store, toLocation: to.location, policy, formats,
-        onRange: (e) => log.debug(`range ${e.first}-${e.last}: ${e.records} record(s)${e.existing ? ' (already decided)' : ''}`, { first: e.first, last: e.last }),
-      }).catch((err: unknown) => {
+      const res = await withOutputLease(to, 'decide', opts, (lease) =>
+        redecide({
+          from: from.store, fromLocation: from.location, to: to.store, toLocation: to.location, policy, formats,
+          onRange: (e) => log.debug(`range ${e.first}-${e.last}: ${e.records} record(s)${e.existing ? ' (already decided)' : ''}`, { first: e.first, last: e.last }),
+          beforeManifest: () => lease.confirmHeld(),
+        }),
+      ).catch((err: unknown) => {
         throw err instanceof RedecideError ? new UsageError(err.message) : err;
       });
       const d = res.decisions;

@@ -58,9 +58,20 @@ export function jsonRequested(argv: readonly string[], env: NodeJS.ProcessEnv = 
 export interface FatalReport extends ErrorReport {
   /** the user can fix it in the command or config: exit 2, and the message is already the advice */
   usage: boolean;
+  /** an exit code the error itself names (4: another writer holds the output) */
+  exitCode?: number;
 }
 
+/** The exit code an error carries itself (LeaseHeldError: 4), if any. */
+export const ownExitCode = (err: unknown): number | undefined => {
+  const code = (err as { exitCode?: unknown } | null)?.exitCode;
+  return typeof code === 'number' && Number.isInteger(code) && code > 0 ? code : undefined;
+};
+
 export function fatalReport(err: unknown, usage: boolean): FatalReport {
+  const exitCode = ownExitCode(err);
+  // An error with its own exit code is written as advice, like a usage error.
+  if (exitCode !== undefined) return { message: (err as Error).message, fields: {}, usage: true, exitCode };
   if (!usage) return { ...describeError(err), usage };
   // A usage message is written to be read as it is (a config error lists one problem a line).
   const stack = err instanceof Error ? err.stack : undefined;
@@ -79,5 +90,5 @@ export function printFatal(report: FatalReport): number {
   const debug = logSettings().debug;
   const hint = report.hint ?? (report.usage || debug ? undefined : 'run again with --debug for the stack');
   logger('cli').fatal(report.message, { ...report.fields, ...(hint ? { hint } : {}), ...(debug && report.stack ? { stack: report.stack } : {}) });
-  return report.usage ? 2 : 1;
+  return report.exitCode ?? (report.usage ? 2 : 1);
 }

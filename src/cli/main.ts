@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../util/paths.js';
 import { OUTAGE_EXIT_CODE, RunStoppedError, UsageError } from './io.js';
-import { addLogOptions, applyLogSettings, fatalReport, jsonRequested, logOptionsOf, printFatal, ReportedError } from './logging.js';
+import { addLogOptions, applyLogSettings, fatalReport, jsonRequested, logOptionsOf, ownExitCode, printFatal, ReportedError } from './logging.js';
 
 type Register = (program: Command) => void;
 
@@ -55,7 +55,7 @@ function firstNonLogArgument(argv: readonly string[]): string | undefined {
 
 /** A failure the user can fix in the command or config: exit code 2 (the classes load only on failure). */
 async function isKnownError(err: unknown): Promise<boolean> {
-  if (err instanceof UsageError) return true;
+  if (err instanceof UsageError || ownExitCode(err) !== undefined) return true;
   const [{ ConfigError }, { SegmentationError }] = await Promise.all([import('../config/load.js'), import('../segment/index.js')]);
   return err instanceof ConfigError || err instanceof SegmentationError;
 }

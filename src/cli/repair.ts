@@ -11,9 +11,10 @@ import { costOf } from '../llm/ledger.js';
 import { logger } from '../util/log.js';
 import { loadPromptSet, REPAIR_TEMPLATES } from '../prompts/templates.js';
 import { UsageError } from './io.js';
+import { addLeaseOptions, withOutputLease, type LeaseFlags } from './lease-options.js';
 import { JURY_OPTION_HELP, loadJuryConfig, openJury, type JuryOptions } from './jury-setup.js';
 
-interface RepairOptions extends JuryOptions {
+interface RepairOptions extends JuryOptions, LeaseFlags {
   out?: string;
   to?: string;
   from?: string;
@@ -41,7 +42,9 @@ mapping it was judged with, reference_answer included).
 
 Ranges go to REPAIRED under the names they have in OUT (parts first, manifest last); running the
 same command again after a crash skips the ranges already there, so each (record, condition,
-attempt) is written once. Re-judging (repair.rejudge) applies to run only.`;
+attempt) is written once. Re-judging (repair.rejudge) applies to run only. run and import take
+REPAIRED's lease first: while another command writes it they stop with exit code 4 before any
+model call (or wait: --wait-for-lease; docs/layout.md, "One writer per output").`;
 
 function repairSection(config: JuryConfig): RepairConfig {
   if (!config.repair?.enabled) throw new UsageError('the config has no repair section (or repair.enabled is false): nothing to retry');
@@ -79,14 +82,17 @@ async function runCommand(shards: string, opts: RepairOptions): Promise<void> {
   const config = loadJuryConfig(opts);
   const repair = repairSection(config);
   const to = await target(shards, opts.out);
-  const { ranges, location: fromLocation } = await candidatesOf(shards, config, repair);
-  const runtime = await openJury(config, opts, { records: ranges.flatMap((r) => r.candidates.map((c) => c.record)) });
-  try {
-    const res = await writeRepairs({ ranges, fromLocation, to: to.store, formats: formatsOf(opts.format) }, runRows(runtime.jury, repair));
-    process.stdout.write(summary(res, to.location));
-  } finally {
-    await runtime.close();
-  }
+  // The lease comes before the first model call: a refused repair pays for nothing.
+  const res = await withOutputLease(to, 'repair run', opts, async (lease) => {
+    const { ranges, location: fromLocation } = await candidatesOf(shards, config, repair);
+    const runtime = await openJury(config, opts, { records: ranges.flatMap((r) => r.candidates.map((c) => c.record)) });
+    try {
+      return await writeRepairs({ ranges, fromLocation, to: to.store, formats: formatsOf(opts.format), beforeManifest: () => lease.confirmHeld() }, runRows(runtime.jury, repair));
+    } finally {
+      await runtime.close();
+    }
+  });
+  process.stdout.write(summary(res, to.location));
 }
 
 async function exportCommand(shards: string, opts: RepairOptions): Promise<void> {
@@ -110,15 +116,17 @@ async function importCommand(shards: string, opts: RepairOptions): Promise<void>
   } catch (err) {
     throw new UsageError(`--from ${opts.from}: ${(err as Error).message}`);
   }
-  const { ranges, location: fromLocation } = await candidatesOf(shards, config, repair);
   const prompts = loadPromptSet(config.prompts_dir, new Set(REPAIR_TEMPLATES));
   const log = logger('cli');
-  // Ranges imported earlier from a file that lacked results this one has are written again.
-  const replaced = await retractFilledRanges(to.store, ranges, results, to.location);
-  if (replaced > 0) log.info(`${replaced} range(s) of ${to.location} had retries without a result that --from now has: replaced`, { ranges: replaced });
   let missing = 0;
-  const rowsOf = importRows(results, prompts, repair, (i, o) => costOf(config.prices, repair.generator.model, i, o), () => (missing += 1));
-  const res = await writeRepairs({ ranges, fromLocation, to: to.store, formats: formatsOf(opts.format) }, rowsOf);
+  const res = await withOutputLease(to, 'repair import', opts, async (lease) => {
+    const { ranges, location: fromLocation } = await candidatesOf(shards, config, repair);
+    // Ranges imported earlier from a file that lacked results this one has are written again.
+    const replaced = await retractFilledRanges(to.store, ranges, results, to.location);
+    if (replaced > 0) log.info(`${replaced} range(s) of ${to.location} had retries without a result that --from now has: replaced`, { ranges: replaced });
+    const rowsOf = importRows(results, prompts, repair, (i, o) => costOf(config.prices, repair.generator.model, i, o), () => (missing += 1));
+    return writeRepairs({ ranges, fromLocation, to: to.store, formats: formatsOf(opts.format), beforeManifest: () => lease.confirmHeld() }, rowsOf);
+  });
   if (missing > 0) log.warn(`${missing} retr${missing === 1 ? 'y has' : 'ies have'} no result line in ${opts.from}: committed as error rows ("no result for this request in the batch file"); import the complete results file into the same --out to replace them`, { missing });
   process.stdout.write(summary(res, to.location));
 }
@@ -126,7 +134,7 @@ async function importCommand(shards: string, opts: RepairOptions): Promise<void>
 export function registerRepair(program: Command): void {
   const cmd = program.command('repair').description('defect-guided repair over committed shards: run the retries, or export / import them as OpenAI Batch JSONL').addHelpText('after', HELP);
   const common = (c: Command) => c.option('-c, --config <file>', JURY_OPTION_HELP.config).option('--gold <file>', JURY_OPTION_HELP.gold).option('--audit-log <file>', JURY_OPTION_HELP.auditLog).option('--no-cache', JURY_OPTION_HELP.cache).option('--format <format>', 'parquet | arrow | both', 'parquet');
-  common(cmd.command('run <out>').description('retry the gated records of OUT through the generator and commit a repairs table per range to --out').option('-o, --out <dir>', 'new output for the repairs table and its manifests')).action(runCommand);
+  addLeaseOptions(common(cmd.command('run <out>').description('retry the gated records of OUT through the generator and commit a repairs table per range to --out').option('-o, --out <dir>', 'new output for the repairs table and its manifests'))).action(runCommand);
   common(cmd.command('export <out>').description('write the retry requests of OUT in the OpenAI Batch API JSONL format').option('--to <file>', 'requests file to write')).action(exportCommand);
-  common(cmd.command('import <out>').description('read OpenAI Batch output lines and commit them as the repairs table to --out').option('--from <file>', 'batch output JSONL').option('-o, --out <dir>', 'new output for the repairs table and its manifests')).action(importCommand);
+  addLeaseOptions(common(cmd.command('import <out>').description('read OpenAI Batch output lines and commit them as the repairs table to --out').option('--from <file>', 'batch output JSONL').option('-o, --out <dir>', 'new output for the repairs table and its manifests'))).action(importCommand);
 }

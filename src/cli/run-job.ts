@@ -10,6 +10,9 @@ import { isKafkaUrl, isS3Url, openInput, openOutput, type OpenedInput, type Outp
 import { checkOneManifestSettings, identityOptions, NO_SPEND, RangeSettingsMismatch, readOutputState, type OutputState } from '../compose/resume.js';
 import { Budget, budgetWatch } from '../compose/budget.js';
 import { retractForRejudge, type RejudgeKind } from '../compose/rejudge.js';
+import { checkNesting, claimOutput, DEFAULT_LEASE_EXPIRY_MS, OutputFolderError, type LeaseSettings } from '../compose/output-claim.js';
+import { leaseScope } from '../pipeline/lease-record.js';
+import type { OutputLease } from '../pipeline/output-lease.js';
 import { InputChangedError } from '../pipeline/input-identity.js';
 import { callingModels, unpricedModels } from '../llm/ledger.js';
 import type { GatewayObserver } from '../llm/observer.js';
@@ -64,6 +67,8 @@ export interface RunJobOptions extends JuryOptions {
   preflight?: boolean;
   /** the judging thread logs as the command line asked */
   log: LogSettings;
+  /** --lease-expiry, --wait-for-lease, --take-over (docs/layout.md, "One writer per output") */
+  lease?: LeaseSettings;
 }
 
 const DEFAULT_MAX_STORAGE_OUTAGE_MS = 10 * 60_000;
@@ -149,23 +154,46 @@ export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<S
   addLogSecrets(Object.values(config.endpoints).map((e) => (e.api_key_env ? process.env[e.api_key_env] : undefined)));
   if (!opts.input) logger('cli').info(`no --input given, reading the bundled examples in ${inputUrl}`, { path: inputUrl });
   const { output, retry } = withOutageRetry(await openOutput(opts.out, config).catch(asUsage('--out')), opts, hooks.signal);
-  const settings: RangeSettings = { max_records: opts.maxRecords, max_chars: opts.maxChars, formats: opts.formats, corpus: corpusSetting(opts, config) };
-  // Ranges that stopped between manifest and publish are finished before anything reads the output.
-  await new ShardCommitter(output.store).recover({ dropUnfinished: !isKafkaUrl(inputUrl) });
-  const pinned = opts.rejudge ? await rejudgeFirst(output, inputUrl, opts.rejudge, opts.resume) : undefined;
-  const done = { ...(await outputState(output, inputUrl, settings, opts.resume)), ...(pinned ? { pinned } : {}) };
   const { rank = 0, worldSize = 1, untilCaughtUp = false } = opts;
-  const input = await openInput(inputUrl, { config, store: output.store, committed: done.ranges, rank, worldSize, untilCaughtUp, signal: hooks.signal }).catch(asUsage('--input'));
+  const lease = await claim(output, inputUrl, opts, hooks.signal);
   try {
-    // Simulated jurors learn the labels of local input files up front (kafka:// and s3:// give them with --gold).
-    const labelled = isKafkaUrl(inputUrl) || isS3Url(inputUrl) ? {} : { input: inputUrl };
-    return await judgeInput(config, opts, input, output, done, hooks, labelled, retry);
+    // Ranges that stopped between manifest and publish are finished before anything reads the output;
+    // unfinished attempts are dropped only when no other writer (a rank of the same split, a Kafka worker) may own them.
+    await new ShardCommitter(output.store).recover({ dropUnfinished: lease !== undefined && !lease.peersLive });
+    const settings: RangeSettings = { max_records: opts.maxRecords, max_chars: opts.maxChars, formats: opts.formats, corpus: corpusSetting(opts, config) };
+    const pinned = opts.rejudge ? await rejudgeFirst(output, inputUrl, opts.rejudge, opts.resume) : undefined;
+    const done = { ...(await outputState(output, inputUrl, settings, opts.resume)), ...(pinned ? { pinned } : {}) };
+    const input = await openInput(inputUrl, { config, store: output.store, committed: done.ranges, rank, worldSize, untilCaughtUp, signal: hooks.signal }).catch(asUsage('--input'));
+    try {
+      // Simulated jurors learn the labels of local input files up front (kafka:// and s3:// give them with --gold).
+      const labelled = isKafkaUrl(inputUrl) || isS3Url(inputUrl) ? {} : { input: inputUrl };
+      const counters = await judgeInput(config, opts, input, output, done, hooks, labelled, retry, lease);
+      if (lease?.lost.aborted) throw lease.lost.reason;
+      return counters;
+    } finally {
+      await input.close();
+    }
   } finally {
-    await input.close();
+    await lease?.release().catch(() => undefined); // an output that is gone or down: the lease expires
   }
 }
 
-async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: OpenedInput, output: OutputTarget, done: OutputState, hooks: RunJobHooks, labelled: JuryInput, hold: IntakeHold): Promise<StageCounters> {
+/**
+ * The folder checks and the output's lease, before anything touches the output. Kafka runs take
+ * none here: a consumer group shares its output, and each worker owns what its partitions write.
+ */
+async function claim(output: OutputTarget, inputUrl: string, opts: RunJobOptions, signal: AbortSignal): Promise<OutputLease | undefined> {
+  try {
+    checkNesting(inputUrl, output.location);
+    if (isKafkaUrl(inputUrl)) return undefined;
+    const settings = opts.lease ?? { expiryMs: DEFAULT_LEASE_EXPIRY_MS, waitMs: 0, takeOver: false };
+    return await claimOutput(output, { command: 'run', scope: leaseScope(opts.rank ?? 0, opts.worldSize ?? 1), settings, signal });
+  } catch (err) {
+    throw err instanceof OutputFolderError ? new UsageError(err.message) : err;
+  }
+}
+
+async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: OpenedInput, output: OutputTarget, done: OutputState, hooks: RunJobHooks, labelled: JuryInput, hold: IntakeHold, lease: OutputLease | undefined): Promise<StageCounters> {
   const observe = hooks.observe ?? {};
   const runtime = await openJury(config, opts, labelled, observe.gateway ? { observer: observe.gateway } : {});
   try {
@@ -182,14 +210,15 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
       sinks: input.sinks,
       intake: intakeSettings(config),
       steps,
-      committer: new ShardCommitter(output.store, { formats: opts.formats, corpus: corpusSetting(opts, config), off: offTables(config) }),
+      // A writer that lost the output's lease writes no further manifest.
+      committer: new ShardCommitter(output.store, { formats: opts.formats, corpus: corpusSetting(opts, config), off: offTables(config), ...(lease ? { beforeManifest: () => lease.confirmHeld() } : {}) }),
       committed: done.ranges,
       concurrency: opts.concurrency,
       range: { maxRecords: opts.maxRecords, maxChars: opts.maxChars, sequentialUnits: input.sequentialUnits, ...(done.pinned ? { pinned: done.pinned } : {}) },
       onProgress: (c) => (budget.check(c), hooks.onProgress(c)),
       counters,
       ...(observe.onRangeDone ? { onRangeDone: observe.onRangeDone } : {}),
-      signal: AbortSignal.any([hooks.signal, budget.signal]),
+      signal: AbortSignal.any([hooks.signal, budget.signal, ...(lease ? [lease.lost] : [])]),
       intakeHold: hold,
       gate: endpointGate(runtime.health, () => runtime.gateway.stopWaiting()),
       duplicateIds: opts.duplicateIds ?? config.input.duplicate_ids ?? 'dead_letter',

@@ -8,6 +8,7 @@ import type { StageCounters } from '../pipeline/stage.js';
 import { logger, logSettings, type LogSettings } from '../util/log.js';
 import { parseDurationFlag, RunStoppedError, UsageError } from './io.js';
 import { JURY_OPTION_HELP, type JuryOptions } from './jury-options.js';
+import { addLeaseOptions, leaseSettings, type LeaseFlags } from './lease-options.js';
 import { fatalReport, ReportedError, type FatalReport } from './logging.js';
 import { createProgress, type ProgressView } from './progress.js';
 import type { RunJobOptions } from './run-job.js';
@@ -15,7 +16,7 @@ import { RunOps } from './run-ops.js';
 import type { WorkerInput, WorkerMessage } from './run-worker.js';
 import { parseDuration } from '../util/duration.js';
 
-interface RunOptions extends JuryOptions {
+interface RunOptions extends JuryOptions, LeaseFlags {
   input?: string;
   out: string;
   format: string;
@@ -165,13 +166,20 @@ records were all judged; running the same command again judges the rest. A refus
 fails stops the run the same way at once. Before reading input, one tiny call per endpoint and
 model checks key, model and dialect (--no-preflight skips it).
 
+One writer per output: before touching --out (file and s3:// inputs) run takes the output's
+lease (OUT/_lease/), renews it while it runs and releases it at the end. A second command on
+the same --out stops with one line naming the holder and exit code 4 before any model call, or
+waits for it with --wait-for-lease; a killed holder's lease expires after --lease-expiry, or is
+taken at once with --take-over. --out may not be inside --input or contain it (exit 2); an
+--out that cannot be written stops the run at start, one that vanishes mid-run stops it (exit 1).
+
 Examples:
   reasoning-jury run                                   # bundled examples, simulated jury, ./out
   reasoning-jury run -c jury.yaml -i traces/ -o shards/ --concurrency 64
   reasoning-jury run -i kafka://traces --log-format json 2> >(jq -c 'select(.level != "info")')`;
 
 export function registerRun(program: Command): void {
-  program
+  const run = program
     .command('run')
     .description('judge a stream of trace records and write verdicts, defects, step labels and filter decisions as shards')
     .option('-c, --config <file>', JURY_OPTION_HELP.config)
@@ -202,9 +210,8 @@ export function registerRun(program: Command): void {
     .option('--metrics-port <n>', 'serve Prometheus /metrics and the /healthz, /readyz probes on this port (0 = any free port, printed on stderr; default: off)')
     .option('--metrics-host <addr>', 'address the metrics port listens on', '0.0.0.0')
     .option('--metrics-linger <s>', 'after the summary, keep serving the final metrics this many seconds (or until SIGTERM), so a last scrape sees them', '0')
-    .option('--max-outage <duration>', 'longest an endpoint may stay down while the run waits for it, e.g. 90s, 30m, 2h (default: max_outage_ms of the config, 30m); beyond it the run stops with exit code 3')
-    .addHelpText('after', RUN_HELP)
-    .action(runCommand);
+    .option('--max-outage <duration>', 'longest an endpoint may stay down while the run waits for it, e.g. 90s, 30m, 2h (default: max_outage_ms of the config, 30m); beyond it the run stops with exit code 3');
+  addLeaseOptions(run).addHelpText('after', RUN_HELP).action(runCommand);
 }
 
 type ProgressMode = 'auto' | 'bar' | 'log' | 'none';
@@ -275,6 +282,7 @@ function parseRunOptions(opts: RunOptions): { job: RunJobOptions; maxHeapMb: num
     ...(opts.verdictDetails !== undefined ? { verdictDetails: verdictDetailsFlag(opts.verdictDetails) } : {}),
     ...budgetFlags(opts),
     ...(opts.preflight === false ? { preflight: false } : {}),
+    lease: leaseSettings(opts),
   };
   return { job, maxHeapMb, metrics: parseMetricsOptions(opts) };
 }

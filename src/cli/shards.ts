@@ -4,6 +4,7 @@
  * shards"), and a check that each is there with its recorded size and sha256.
  */
 import type { Command } from 'commander';
+import { statSync } from 'node:fs';
 import { FileFormat, MANIFEST_TABLE_NAMES, type ManifestTableName } from '../../schemas/outputs.js';
 import type { FileFilter } from '../pipeline/shard-list.js';
 import { UsageError } from './io.js';
@@ -31,13 +32,26 @@ function filterOf(opts: ShardsOptions): FileFilter {
   return filter;
 }
 
+/** No output there: one line, exit 1 (an empty listing or "all match" would pass for a checked output). */
+class NoOutputError extends Error {
+  readonly exitCode = 1;
+}
+
 /** The output's store; the listing modules load here, not when the command is registered (--help stays light). */
-async function open(out: string, opts: ShardsOptions) {
+async function open(out: string, opts: ShardsOptions, verb: 'list' | 'check') {
   const { openOutput } = await import('../compose/io.js');
   const config = loadJuryConfig(opts.config ? { config: opts.config } : {});
-  return openOutput(out, config).catch((err: Error) => {
+  const target = await openOutput(out, config).catch((err: Error) => {
     throw new UsageError(err.message);
   });
+  if (!(await outputExists(target.location, target.store))) throw new NoOutputError(`no output at ${target.location}: nothing to ${verb}`);
+  return target;
+}
+
+/** A local folder that exists; an s3:// prefix with at least one object under it. */
+async function outputExists(location: string, store: Awaited<ReturnType<typeof import('../compose/io.js').openOutput>>['store']): Promise<boolean> {
+  if (!location.startsWith('s3://')) return statSync(location, { throwIfNoEntry: false })?.isDirectory() === true;
+  return (await store.list('_commits/')).length > 0 || (await store.list('')).length > 0;
 }
 
 export function registerShards(program: Command): void {
@@ -59,7 +73,7 @@ failed, or of a range retracted because its input changed, never are. Hand the l
     .action(async (out: string, opts: ShardsOptions) => {
       const filter = filterOf(opts);
       const { committedFiles } = await import('../pipeline/shard-list.js');
-      const files = await committedFiles((await open(out, opts)).store, filter);
+      const files = await committedFiles((await open(out, opts, 'list')).store, filter);
       if (opts.json) process.stdout.write(`${JSON.stringify(files, null, 2)}\n`);
       else if (files.length) process.stdout.write(`${files.map((f) => f.location).join('\n')}\n`);
     });
@@ -67,11 +81,12 @@ failed, or of a range retracted because its input changed, never are. Hand the l
     .addHelpText('after', '\nPrints one line per problem (missing file, other size, other sha256, corrupt manifest) and exits 1 if there is any; 0 when all match.')
     .action(async (out: string, opts: ShardsOptions) => {
       const filter = filterOf(opts);
-      const target = await open(out, opts);
+      const target = await open(out, opts, 'check');
       const { verifyOutput } = await import('../pipeline/shard-list.js');
       const report = await verifyOutput(target.store, filter);
       for (const p of report.problems) process.stdout.write(`${p}\n`);
-      process.stderr.write(`${report.files} files in ${report.manifests} committed ranges checked under ${target.location}: ${report.problems.length ? `${report.problems.length} problems` : 'all match their manifests'}\n`);
+      const unsealed = report.unsealed ? ` (${report.unsealed} manifests predate sealing: their files are checked, their other fields cannot be)` : '';
+      process.stderr.write(`${report.files} files in ${report.manifests} committed ranges checked under ${target.location}: ${report.problems.length ? `${report.problems.length} problems` : 'all match their manifests'}${unsealed}\n`);
       if (report.problems.length) process.exitCode = 1;
     });
 }

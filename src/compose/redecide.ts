@@ -31,6 +31,8 @@ export interface RedecideOptions {
   policy: FilterPolicy;
   formats: readonly ShardFormat[];
   onRange?(e: { first: string; last: string; records: number; existing: boolean }): void;
+  /** checked before each manifest: throws once this command no longer holds --out's lease */
+  beforeManifest?: () => Promise<void>;
 }
 
 export interface RedecideResult {
@@ -138,7 +140,7 @@ export async function redecideCorpus(store: ObjectStore, m: CommitManifest, deci
 /** Decides every committed range of `from` into `to`; see the module comment. */
 export async function redecide(o: RedecideOptions): Promise<RedecideResult> {
   // The new output holds decisions (and the corpus) only: no zero-row parts of tables it never writes.
-  const committer = new ShardCommitter(o.to, { formats: o.formats, off: SHARD_TABLE_NAMES.filter((t) => t !== 'decisions') });
+  const committer = new ShardCommitter(o.to, { formats: o.formats, off: SHARD_TABLE_NAMES.filter((t) => t !== 'decisions'), ...(o.beforeManifest ? { beforeManifest: o.beforeManifest } : {}) });
   const hash = policyHash(o.policy);
   const result: RedecideResult = { ranges: 0, existing: 0, records: 0, decisions: Object.fromEntries(FILTER_DECISIONS.map((d) => [d, 0])) as Record<FilterDecision, number>, corpus: null };
   const manifests = await listCommitted(o.from);

@@ -102,6 +102,8 @@ export interface RepairOutputOptions {
   fromLocation: string;
   to: ObjectStore;
   formats: readonly ShardFormat[];
+  /** checked before each manifest: throws once this command no longer holds --out's lease */
+  beforeManifest?: () => Promise<void>;
 }
 
 export interface RepairOutputResult {
@@ -112,7 +114,7 @@ export interface RepairOutputResult {
 
 /** Writes each range's rows (made by `rowsOf`) to `to`, skipping ranges already committed there. */
 export async function writeRepairs(o: RepairOutputOptions, rowsOf: (c: Candidate, m: CommitManifest) => Promise<RepairRow[]>): Promise<RepairOutputResult> {
-  const committer = new ShardCommitter(o.to, { formats: o.formats, off: SHARD_TABLE_NAMES.filter((t) => t !== 'repairs') });
+  const committer = new ShardCommitter(o.to, { formats: o.formats, off: SHARD_TABLE_NAMES.filter((t) => t !== 'repairs'), ...(o.beforeManifest ? { beforeManifest: o.beforeManifest } : {}) });
   const result = { ranges: 0, existing: 0, rows: 0 };
   for (const { manifest: m, candidates } of o.ranges) {
     result.ranges += 1;

@@ -5,12 +5,19 @@
  * an S3 store gets it from PutObject for free.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
+import { link, mkdir, open, readFile, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 
 export interface ObjectStore {
   /** Atomically create or replace `key` with `bytes`, durable once the promise resolves. */
   putObject(key: string, bytes: Uint8Array): Promise<void>;
+  /**
+   * Creates `key` only when no object has it: link(2) of a finished temp file locally, a PUT
+   * with `If-None-Match: *` on S3. Throws ObjectExistsError when the key is taken, so of two
+   * writers racing for one key exactly one wins. Manifests and leases are written with it; a
+   * store without it cannot promise that (its writers rely on the output's lease alone).
+   */
+  createObject?(key: string, bytes: Uint8Array): Promise<void>;
   exists(key: string): Promise<boolean>;
   /** Keys starting with `prefix` (plain string prefix, as in S3), sorted. */
   list(prefix: string): Promise<string[]>;
@@ -37,9 +44,8 @@ export interface ObjectStore {
 }
 
 /**
- * A create-only put found the key already there: another writer got there first. Stores whose
- * manifests are create-only (S3 with If-None-Match: *) throw it; the range commit turns it
- * into "already committed by someone else".
+ * A create-only put (createObject) found the key already there: another writer got there first.
+ * The range commit turns it into "already committed by someone else", the lease into "held".
  */
 export class ObjectExistsError extends Error {
   constructor(readonly key: string) {
@@ -98,11 +104,71 @@ async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
+/**
+ * The output folder was there and is gone: the run stops rather than recreate it, since the
+ * ranges committed in it so far went with it and a summary counting them would be false.
+ */
+export class OutputGoneError extends Error {
+  /** the command exits 1 with this line as it is (no stack hint): there is nothing to debug */
+  readonly exitCode = 1;
+
+  constructor(readonly root: string) {
+    super(`the output folder ${root} vanished while this command was writing it; it is not recreated, and the ranges committed in it are gone with it`);
+    this.name = 'OutputGoneError';
+  }
+}
+
 export class LocalObjectStore implements ObjectStore {
   readonly root: string;
+  /** set once the root was seen: from then on a missing root is an error, never recreated */
+  private rootSeen = false;
 
   constructor(root: string) {
     this.root = resolve(root);
+  }
+
+  /**
+   * mkdir -p for a folder under the root; the root itself only while it was never seen, so a
+   * folder deleted under a running command stops it (OutputGoneError) instead of coming back
+   * empty.
+   */
+  private async makeDir(dir: string): Promise<string | undefined> {
+    if (this.rootSeen) {
+      try {
+        await stat(this.root);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new OutputGoneError(this.root);
+        throw e;
+      }
+    }
+    const created = await mkdir(dir, { recursive: true });
+    this.rootSeen = true;
+    return created;
+  }
+
+  /** Writes `bytes` to a fresh temp file next to `path`, fsynced: the caller renames or links it. */
+  private async writeTemp(path: string, bytes: Uint8Array): Promise<string> {
+    // Same folder as the target: rename(2) and link(2) work only within one filesystem.
+    const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
+    const fh = await open(tmp, 'wx');
+    try {
+      await fh.writeFile(bytes);
+      await fh.sync();
+    } catch (e) {
+      await fh.close().catch(() => {});
+      await rm(tmp, { force: true });
+      throw e;
+    }
+    await fh.close();
+    return tmp;
+  }
+
+  /** Makes a new entry of `dir` durable, and the folders mkdir created for it. */
+  private async syncNewEntry(dir: string, created: string | undefined): Promise<void> {
+    await fsyncDir(dir);
+    if (created) {
+      for (let d = dir; d.length >= created.length && d !== dirname(d); d = dirname(d)) await fsyncDir(dirname(d));
+    }
   }
 
   locate(key: string): string {
@@ -117,37 +183,39 @@ export class LocalObjectStore implements ObjectStore {
   async putObject(key: string, bytes: Uint8Array): Promise<void> {
     const path = this.locate(key);
     const dir = dirname(path);
-    const created = await mkdir(dir, { recursive: true });
-    // Same folder as the target: rename(2) is atomic only within one filesystem.
-    const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
-    const fh = await open(tmp, 'wx');
-    try {
-      await fh.writeFile(bytes);
-      await fh.sync();
-    } catch (e) {
-      await fh.close().catch(() => {});
-      await rm(tmp, { force: true });
-      throw e;
-    }
-    await fh.close();
+    const created = await this.makeDir(dir);
+    const tmp = await this.writeTemp(path, bytes);
     try {
       await rename(tmp, path);
     } catch (e) {
       await rm(tmp, { force: true });
       throw e;
     }
-    await fsyncDir(dir);
-    // New folders are entries in their parents: make those durable too.
-    if (created) {
-      for (let d = dir; d.length >= created.length && d !== dirname(d); d = dirname(d)) await fsyncDir(dirname(d));
+    await this.syncNewEntry(dir, created);
+  }
+
+  /** link(2) fails with EEXIST when the name is taken, and never replaces it: create-only. */
+  async createObject(key: string, bytes: Uint8Array): Promise<void> {
+    const path = this.locate(key);
+    const dir = dirname(path);
+    const created = await this.makeDir(dir);
+    const tmp = await this.writeTemp(path, bytes);
+    try {
+      await link(tmp, path);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new ObjectExistsError(key);
+      throw e;
+    } finally {
+      await rm(tmp, { force: true });
     }
+    await this.syncNewEntry(dir, created);
   }
 
   async move(from: string, to: string): Promise<void> {
     const src = this.locate(from);
     const dst = this.locate(to);
     const dir = dirname(dst);
-    const created = await mkdir(dir, { recursive: true });
+    const created = await this.makeDir(dir);
     try {
       await rename(src, dst);
     } catch (e) {
@@ -155,11 +223,8 @@ export class LocalObjectStore implements ObjectStore {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT' && (await this.exists(to))) return;
       throw e;
     }
-    await fsyncDir(dir);
+    await this.syncNewEntry(dir, created);
     if (dirname(src) !== dir) await fsyncDir(dirname(src));
-    if (created) {
-      for (let d = dir; d.length >= created.length && d !== dirname(d); d = dirname(d)) await fsyncDir(dirname(d));
-    }
     await this.pruneEmpty(dirname(src));
   }
 
@@ -243,6 +308,11 @@ export class MemoryObjectStore implements ObjectStore {
   }
   async putObject(key: string, bytes: Uint8Array): Promise<void> {
     assertKey(key);
+    this.objects.set(key, bytes.slice());
+  }
+  async createObject(key: string, bytes: Uint8Array): Promise<void> {
+    assertKey(key);
+    if (this.objects.has(key)) throw new ObjectExistsError(key);
     this.objects.set(key, bytes.slice());
   }
   async move(from: string, to: string): Promise<void> {

@@ -4,11 +4,12 @@
  * reads and the Kafka clearance all go through it, so none of them dies on a store that is
  * merely down for a while.
  */
-import { ObjectExistsError, type ObjectStore } from './object-store.js';
+import { ObjectExistsError, OutputGoneError, type ObjectStore } from './object-store.js';
 import type { StorageOp } from './storage-error.js';
 import type { StorageRetry } from './storage-retry.js';
 
-const isAnswer = (err: unknown) => err instanceof ObjectExistsError;
+// A taken key is an answer; a vanished output folder is final and says so itself.
+const isAnswer = (err: unknown) => err instanceof ObjectExistsError || err instanceof OutputGoneError;
 
 export function retryingStore(store: ObjectStore, retry: StorageRetry, storeName: string): ObjectStore {
   const where = (key: string): string => {
@@ -28,6 +29,8 @@ export function retryingStore(store: ObjectStore, retry: StorageRetry, storeName
     locate: (key) => store.locate(key),
     isTransient: transient,
   };
+  const create = store.createObject?.bind(store);
+  if (create) wrapped.createObject = (key, bytes) => run('write', key, () => create(key, bytes));
   const move = store.move?.bind(store);
   if (move) wrapped.move = (from, to) => run('write', to, () => move(from, to));
   const del = store.delete?.bind(store);

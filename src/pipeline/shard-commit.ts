@@ -23,7 +23,7 @@ import {
   type ShardTableName,
 } from '../../schemas/outputs.js';
 import { buildTable } from './arrow-schema.js';
-import { filesChecksum, sha256Hex } from './checksum.js';
+import { filesChecksum, manifestSeal, sha256Hex } from './checksum.js';
 import { encodeCorpusPart } from './corpus.js';
 import type { CommitRequest } from './sink.js';
 // Re-exported: the commit protocol's callers and tests reach the manifest hashes from here.
@@ -57,6 +57,11 @@ export interface CommitterOptions {
    */
   off?: readonly ShardTableName[];
   now?: () => Date;
+  /**
+   * Called right before a manifest is written; throwing stops the commit with nothing
+   * visible. The run checks there that it still holds the output's lease.
+   */
+  beforeManifest?: () => void | Promise<void>;
 }
 
 export interface CommitResult {
@@ -81,9 +86,10 @@ export interface RecoverResult {
 }
 
 /**
- * Writes one range: its parts (staged), its manifest, then publishes the parts. The manifest put
- * may be create-only (S3 If-None-Match: *); when two writers build the same range the first
- * manifest wins, the other drops its staged parts and reports the range as already committed.
+ * Writes one range: its parts (staged), its manifest, then publishes the parts. The manifest is
+ * created only where none exists (link(2) locally, If-None-Match: * on S3); when two writers build
+ * the same range the first manifest wins, the other drops its staged parts and reports the range
+ * as already committed.
  */
 export class ShardCommitter {
   readonly formats: readonly ShardFormat[];
@@ -137,7 +143,7 @@ export class ShardCommitter {
     }
     const files = settled.map((r) => (r as PromiseFulfilledResult<ShardFileEntry>).value);
     files.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-    const manifest = CommitManifest.parse({
+    const unsealed = CommitManifest.parse({
       version: 1,
       source: req.source,
       first: req.first,
@@ -152,6 +158,7 @@ export class ShardCommitter {
       ...(staging ? { staging } : {}),
       ...(req.extra ? { extra: req.extra } : {}),
     });
+    const manifest: CommitManifest = { ...unsealed, seal: manifestSeal(unsealed) };
     const res = await this.putManifest(req, manifest);
     if (res.alreadyCommitted) {
       if (staging) await this.removeStaged(staging);
@@ -226,15 +233,24 @@ export class ShardCommitter {
     return null;
   }
 
+  /**
+   * Create-only where the store can (link(2) locally, If-None-Match: * on S3): the first
+   * manifest of a range wins and is never replaced. A store without createObject overwrites,
+   * and only the output's lease keeps a second writer away.
+   */
   private async putManifest(req: CommitRequest, manifest: CommitManifest): Promise<CommitResult> {
+    const key = manifestKey(req.first, req.last);
+    const bytes = new TextEncoder().encode(`${JSON.stringify(manifest, null, 2)}\n`);
     try {
-      await this.store.putObject(manifestKey(req.first, req.last), new TextEncoder().encode(`${JSON.stringify(manifest, null, 2)}\n`));
+      await this.opts.beforeManifest?.();
+      await (this.store.createObject ? this.store.createObject(key, bytes) : this.store.putObject(key, bytes));
       return { manifest, alreadyCommitted: false };
     } catch (err) {
       if (!(err instanceof ObjectExistsError)) throw err;
       const winner = await this.committed(req.first, req.last);
       if (!winner) throw new Error(`manifest ${err.key} was reported as existing but cannot be read`);
-      return { manifest: winner, alreadyCommitted: true };
+      // A retried create whose first attempt landed finds its own manifest: that is a win.
+      return { manifest: winner, alreadyCommitted: winner.seal !== manifest.seal };
     }
   }
 

@@ -141,7 +141,7 @@ pq.write_table(pa.Table.from_pylist(rows), sys.argv[2], row_group_size=1500)`, j
     expect(rep.records).toBe(n);
     expect(rep.duckdb).toEqual(rep.decisions);
     expect(rep.corpus_files).toBe(3 * 3);
-    expect(readdirSync(out).sort()).toEqual(['_commits', '_staging', 'arrow', 'dead_letters', 'decisions', 'defects', 'jsonl', 'steps', 'verdicts']);
+    expect(readdirSync(out).sort()).toEqual(['_commits', '_lease', '_staging', 'arrow', 'dead_letters', 'decisions', 'defects', 'jsonl', 'steps', 'verdicts']);
     const roots = execFileSync(python!, ['-c', `
 import sys, json, pyarrow.dataset as ds
 out = sys.argv[1]
