@@ -66,7 +66,10 @@ export async function openInput(url: string, ctx: InputContext): Promise<OpenedI
   if (bad) throw new Error(bad);
   if (isKafkaUrl(url)) {
     const { openKafkaInput, kafkaSourceSetup } = await import('../../connectors/kafka/input.js');
-    const setup = kafkaSourceSetup(await openKafkaInput(url, ctx.config.kafka), ctx.store, ctx);
+    const { ShardCommitter } = await import('../pipeline/shard-commit.js');
+    const committer = new ShardCommitter(ctx.store);
+    // A range an earlier owner committed but did not publish is published by whoever finds it.
+    const setup = kafkaSourceSetup(await openKafkaInput(url, ctx.config.kafka), ctx.store, { ...ctx, publishCommitted: (key) => committer.publishAt(key) });
     await setup.source.start().catch(async (err: unknown) => {
       await setup.close();
       throw err;
