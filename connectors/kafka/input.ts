@@ -56,7 +56,7 @@ export interface KafkaSourceSetup {
 }
 
 /** The consumer-group source over `store`'s manifests, and the output topics as sinks. */
-export function kafkaSourceSetup(input: KafkaInput, store: ObjectStore, opts: { untilCaughtUp: boolean; signal: AbortSignal }): KafkaSourceSetup {
+export function kafkaSourceSetup(input: KafkaInput, store: ObjectStore, opts: { untilCaughtUp: boolean; signal: AbortSignal; publishCommitted?: (manifestKey: string) => Promise<void> }): KafkaSourceSetup {
   const { cfg, topics, group, kafka, log } = input;
   const consumer = new KafkajsConsumer(kafka, cfg, topics, group);
   const producer = cfg.events_topic || cfg.dlq_topic ? new KafkajsProducer(kafka) : undefined;
@@ -73,6 +73,7 @@ export function kafkaSourceSetup(input: KafkaInput, store: ObjectStore, opts: { 
     rebalanceWaitMs: cfg.rebalance_timeout_ms,
     signal: opts.signal,
     log,
+    ...(opts.publishCommitted ? { publishCommitted: opts.publishCommitted } : {}),
   });
   const sinks: RangeSink[] = producer
     ? [

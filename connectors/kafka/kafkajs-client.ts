@@ -26,11 +26,28 @@ export interface KafkaLogEvent {
   key: string;
 }
 
+/**
+ * Group membership going through its protocol, which kafkajs logs as errors or warnings though
+ * nothing is wrong: a rebalance answers heartbeats, commits and fetches with "rebalancing", an
+ * older generation's request is refused, the coordinator moved or is loading. The consumer
+ * rejoins by itself; these are info, so an error alert means something a person must look at.
+ */
+const GROUP_CHURN = [
+  'The group is rebalancing',
+  'Specified group generation id is not valid',
+  'The coordinator is not aware of this member',
+  'This is not the correct coordinator for this group',
+  "The coordinator is loading and hence can't process requests",
+];
+
+const isGroupChurn = (text: string): boolean => GROUP_CHURN.some((m) => text.includes(m));
+
 export function kafkaLogEvent(e: LogEntry, withStack = false): KafkaLogEvent {
   const { message, error, broker, groupId, topic, partition, stack } = e.log as Record<string, unknown>;
-  const level = LEVELS[e.label] ?? (e.level <= logLevel.ERROR ? 'error' : e.level === logLevel.WARN ? 'warn' : e.level === logLevel.INFO ? 'info' : 'debug');
+  const named = LEVELS[e.label] ?? (e.level <= logLevel.ERROR ? 'error' : e.level === logLevel.WARN ? 'warn' : e.level === logLevel.INFO ? 'info' : 'debug');
   const namespace = e.namespace || 'kafkajs';
   const msg = `${String(message ?? '')}${typeof error === 'string' && error && !String(message).includes(error) ? ` (${error})` : ''}`;
+  const level = (named === 'error' || named === 'warn') && isGroupChurn(msg) ? 'info' : named;
   const fields: LogFields = {
     ...(typeof broker === 'string' ? { endpoint: broker } : {}),
     ...(groupId !== undefined ? { group: groupId } : {}),
@@ -107,6 +124,12 @@ const byTopic = (tps: TopicPartition[]) => {
 export class KafkajsConsumer implements KafkaConsumerPort {
   private readonly consumer: Consumer;
   private admin: Admin | undefined;
+  /**
+   * What this adapter paused, by unit. kafkajs keeps a pause per partition across assignments:
+   * a partition revoked while paused and assigned again later would never be fetched, so the
+   * pauses of revoked partitions are dropped at each join.
+   */
+  private readonly pausedHere = new Map<string, TopicPartition>();
 
   constructor(
     private readonly kafka: Kafka,
@@ -128,7 +151,11 @@ export class KafkajsConsumer implements KafkaConsumerPort {
   async start(h: ConsumerHandlers): Promise<void> {
     const c = this.consumer;
     c.on(c.events.REBALANCING, () => h.onRebalancing());
-    c.on(c.events.GROUP_JOIN, (e) => h.onAssigned(flatten(e.payload.memberAssignment)));
+    c.on(c.events.GROUP_JOIN, (e) => {
+      const assignment = flatten(e.payload.memberAssignment);
+      this.forgetRevoked(assignment);
+      h.onAssigned(assignment);
+    });
     c.on(c.events.CRASH, (e) => {
       if (!e.payload.restart) h.onCrash(e.payload.error);
     });
@@ -159,11 +186,19 @@ export class KafkajsConsumer implements KafkaConsumerPort {
   }
 
   pause(tps: TopicPartition[]): void {
+    for (const tp of tps) this.pausedHere.set(`${tp.topic}+${tp.partition}`, tp);
     if (tps.length) this.consumer.pause(byTopic(tps));
   }
 
   resume(tps: TopicPartition[]): void {
+    for (const tp of tps) this.pausedHere.delete(`${tp.topic}+${tp.partition}`);
     if (tps.length) this.consumer.resume(byTopic(tps));
+  }
+
+  private forgetRevoked(assignment: TopicPartition[]): void {
+    const kept = new Set(assignment.map((tp) => `${tp.topic}+${tp.partition}`));
+    const revoked = [...this.pausedHere].filter(([unit]) => !kept.has(unit)).map(([, tp]) => tp);
+    this.resume(revoked);
   }
 
   seek(tp: TopicPartition, offset: number): void {

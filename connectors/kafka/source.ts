@@ -4,7 +4,11 @@
  * Flow: the client's fetch loop hands batches to `onBatch`, which queues messages in a bounded
  * buffer; the stage pulls them one by one, the partitions in turn (./buffer.ts), so every
  * assigned partition is read from the start. When the buffer is full, fetching is paused for
- * every assigned partition, and resumed once the stage has drained it to half.
+ * every assigned partition, and resumed once the buffer has drained to half, however it drained
+ * (taken by the stage, or emptied by a revocation or a reset). Pause state is stated for the
+ * whole assignment on every change and every assignment (`applyFetchState`): the client keeps
+ * it per partition across assignments, so nothing is left to what it remembers. A watchdog
+ * (./fetch-watchdog.ts) reports and resumes a partition that should be fetched and is not.
  *
  * Offsets: a partition's commit point is the first offset not yet in committed shards
  * (CoveredOffsets). It moves when the stage reports a range durable (`rangeDone`), when a
@@ -35,6 +39,7 @@ import {
   type UnitControl,
 } from '../../src/pipeline/source.js';
 import { MessageBuffer, type Buffered } from './buffer.js';
+import { FetchWatchdog } from './fetch-watchdog.js';
 import { kafkaClearance, type PartitionOwner } from './clearance.js';
 import { committedRangesFrom } from './manifests.js';
 import { drainState, intake, newPart, startAt, unitOf, type Part } from './partition.js';
@@ -60,6 +65,14 @@ export interface KafkaSourceOptions {
   signal?: AbortSignal;
   /** where the source's own events go (assignments, revocations, deferred commits) */
   log?: Logger;
+  /**
+   * A range found committed by an earlier owner: its parts are published (moved out of
+   * `_staging/`) if that owner stopped between its manifest and its publish. Given by the
+   * composition layer, which owns the commit protocol.
+   */
+  publishCommitted?: (manifestKey: string) => Promise<void>;
+  /** an assigned partition with records to read and no fetch for this long is reported and resumed */
+  fetchStallMs?: number;
 }
 
 export interface KafkaSourceStats {
@@ -76,6 +89,8 @@ export interface KafkaSourceStats {
   offsetCommits: number;
   revocations: number;
   resets: number;
+  /** partitions the fetch watchdog found stuck and resumed */
+  stalls: number;
 }
 
 const defaultLog = logger('kafka');
@@ -86,6 +101,7 @@ export class KafkaSource implements Source, StreamingSource, PartitionOwner {
   readonly streaming: StreamingSource = this;
   private readonly parts = new Map<string, Part>();
   private readonly buffer: MessageBuffer<Part>;
+  /** the buffer filled up: fetching stays paused until it has drained to half */
   private paused = false;
   /** the stage holds intake (an endpoint is down): fetching stays paused whatever the buffer */
   private held = false;
@@ -103,15 +119,25 @@ export class KafkaSource implements Source, StreamingSource, PartitionOwner {
   private lastActivity = Date.now();
   private lastCaughtUpCheck = 0;
   private timer: NodeJS.Timeout | undefined;
+  private readonly watchdog: FetchWatchdog;
   private items = 0;
   private bytesRead = 0;
   private iterating = false;
-  readonly stats: KafkaSourceStats = { pauses: 0, paused: false, holds: 0, held: false, buffered: 0, bufferedBytes: 0, maxBuffered: 0, maxBufferedBytes: 0, skippedCommitted: 0, offsetCommits: 0, revocations: 0, resets: 0 };
+  readonly stats: KafkaSourceStats = { pauses: 0, paused: false, holds: 0, held: false, buffered: 0, bufferedBytes: 0, maxBuffered: 0, maxBufferedBytes: 0, skippedCommitted: 0, offsetCommits: 0, revocations: 0, resets: 0, stalls: 0 };
 
   constructor(private readonly opts: KafkaSourceOptions) {
     this.name = `kafka:${opts.topics.join(',')}`;
     this.buffer = new MessageBuffer({ messages: opts.maxBufferedMessages, bytes: opts.maxBufferedBytes });
     opts.signal?.addEventListener('abort', () => this.wake(), { once: true });
+    this.watchdog = new FetchWatchdog({
+      consumer: opts.consumer,
+      topics: opts.topics,
+      stallMs: opts.fetchStallMs ?? 30_000,
+      parts: () => (this.fetching && !this.rebalancing && this.assignedOnce ? [...this.parts.values()] : []),
+      still: (part) => this.parts.get(part.unit) === part && this.fetching && !this.rebalancing,
+      onStuck: (n) => (this.stats.stalls += n),
+      log: () => this.log,
+    });
   }
 
   private get log(): Logger {
@@ -135,6 +161,7 @@ export class KafkaSource implements Source, StreamingSource, PartitionOwner {
       this.timer = setInterval(() => this.flushIdle(), Math.max(50, Math.floor(this.opts.flushIdleMs / 2)));
       this.timer.unref();
     }
+    this.watchdog.start();
   }
 
   /** How the stage lets the source close or drop a partition's ranges. */
@@ -152,7 +179,10 @@ export class KafkaSource implements Source, StreamingSource, PartitionOwner {
       const found = await committedRangesFrom(this.opts.store, part.unit, b.fetchedOffset);
       if (this.parts.get(part.unit) !== part) return; // revoked meanwhile: not ours to read
       if (!part.covered) startAt(part, b.fetchedOffset, found);
-      if (found.length) this.log.info(`${part.unit}: ${found.length} range(s) from ${b.fetchedOffset} already committed by an earlier owner; skipping them`, { unit: part.unit });
+      if (found.length) {
+        this.log.info(`${part.unit}: ${found.length} range(s) from ${b.fetchedOffset} already committed by an earlier owner; skipping them`, { unit: part.unit });
+        await this.publishFound(part, found);
+      }
     }
     const { fresh, committed } = intake(part, b);
     this.stats.skippedCommitted += committed;
@@ -160,19 +190,43 @@ export class KafkaSource implements Source, StreamingSource, PartitionOwner {
     part.buffered += fresh.length;
     this.lastActivity = Date.now();
     this.noteBuffer();
-    if (!this.paused && this.buffer.full) this.pauseAll();
+    if (!this.paused && this.buffer.full) {
+      this.paused = true;
+      this.stats.pauses++;
+      this.applyFetchState();
+    }
     if (part.covered!.next > part.committed) void this.commitOffsets();
     this.wake();
   }
 
+  /**
+   * Ranges an earlier owner committed: published here in case it stopped between its manifest
+   * and its publish, before our offsets move past them (they would stay staged for good).
+   */
+  private async publishFound(part: Part, found: ReadonlyArray<{ key: string }>): Promise<void> {
+    const publish = this.opts.publishCommitted;
+    if (!publish) return;
+    for (const r of found) {
+      await publish(r.key).catch((err: Error) => this.log.error(`${part.unit}: could not publish the parts of committed range ${r.key}: ${err.message}; the next run's start or \`shards verify\` publishes them`, { unit: part.unit }));
+    }
+  }
+
   private onAssigned(tps: TopicPartition[]): void {
     const next = new Set(tps.map(unitOf));
-    for (const part of [...this.parts.values()]) if (!next.has(part.unit)) this.revoke(part, 'revoked');
+    const revoked: TopicPartition[] = [];
+    for (const part of [...this.parts.values()]) {
+      if (next.has(part.unit)) continue;
+      this.revoke(part, 'revoked');
+      revoked.push(part.tp);
+    }
+    // The client keeps a revoked partition's pause: assigned again later, it would never be read.
+    if (revoked.length) this.opts.consumer.resume(revoked);
     for (const tp of tps) if (!this.parts.has(unitOf(tp))) this.parts.set(unitOf(tp), newPart(tp));
     this.rebalancing = false;
     this.assignedOnce = true;
-    // The client may forget pauses across a rebalance: state them again.
-    if (this.paused || this.held || this.ended) this.opts.consumer.pause(this.assigned());
+    this.resumeIfDrained();
+    // Every partition of the new assignment gets its state stated, paused or not.
+    this.applyFetchState();
     for (const s of this.settled.splice(0)) s();
     this.log.info(`assigned ${tps.length ? tps.map(unitOf).join(', ') : 'no partitions'}`);
     void this.commitOffsets();
@@ -185,9 +239,11 @@ export class KafkaSource implements Source, StreamingSource, PartitionOwner {
     if (part.buffered > 0) {
       this.buffer.removePart(part);
       part.buffered = 0;
+      this.noteBuffer();
     }
     part.held.clear();
     const dropped = this.ctl?.dropUnit(part.unit) ?? 0;
+    this.watchdog.forget(part);
     if (why === 'revoked') this.stats.revocations++;
     this.log.info(`${part.unit} ${why}: ${dropped} uncommitted record(s) dropped; they are re-read from offset ${part.covered?.next ?? '(committed)'}`, { unit: part.unit });
   }
@@ -207,17 +263,30 @@ export class KafkaSource implements Source, StreamingSource, PartitionOwner {
     this.stats.maxBufferedBytes = this.buffer.maxBytes;
   }
 
-  private pauseAll(): void {
-    this.paused = true;
-    this.stats.paused = true;
-    this.stats.pauses++;
-    this.opts.consumer.pause(this.assigned());
+  /** Whether the assigned partitions should be fetched now. */
+  private get fetching(): boolean {
+    return !this.paused && !this.held && !this.ended;
   }
 
-  private resumeAll(): void {
+  /**
+   * Pause or resume, as `fetching` says, stated for every assigned partition: the client
+   * keeps pause state per partition, and a partition left to what it remembers can stay
+   * paused with nothing left to resume it.
+   */
+  private applyFetchState(): void {
+    const tps = this.assigned();
+    this.stats.paused = this.paused;
+    if (this.fetching) {
+      this.watchdog.fetchingFrom(Date.now());
+      this.opts.consumer.resume(tps);
+    } else this.opts.consumer.pause(tps);
+  }
+
+  /** The buffer drained to half, by whatever path (taken, revoked, reset): fetching goes on. */
+  private resumeIfDrained(): void {
+    if (!this.paused || !this.buffer.drained) return;
     this.paused = false;
-    this.stats.paused = false;
-    if (!this.held && !this.ended) this.opts.consumer.resume(this.assigned());
+    this.applyFetchState();
   }
 
   /**
@@ -229,16 +298,11 @@ export class KafkaSource implements Source, StreamingSource, PartitionOwner {
     if (held === this.held) return;
     this.held = held;
     this.stats.held = held;
-    if (held) {
-      this.stats.holds++;
-      this.opts.consumer.pause(this.assigned());
-      this.log.info(`partitions paused while the stage waits for an endpoint: ${this.assigned().map(unitOf).join(', ') || 'none assigned'}`);
-    } else if (this.paused || this.ended) {
-      this.log.info('the stage goes on: partitions resume once the buffer has drained');
-    } else {
-      this.opts.consumer.resume(this.assigned());
-      this.log.info('the stage goes on: partitions resumed');
-    }
+    if (held) this.stats.holds++;
+    this.applyFetchState();
+    if (held) this.log.info(`partitions paused while the stage waits for an endpoint: ${this.assigned().map(unitOf).join(', ') || 'none assigned'}`);
+    else if (this.paused || this.ended) this.log.info('the stage goes on: partitions resume once the buffer has drained');
+    else this.log.info('the stage goes on: partitions resumed');
   }
 
   /** A partition caught up and quiet for flushIdleMs gets its partial range committed. */
@@ -283,7 +347,7 @@ export class KafkaSource implements Source, StreamingSource, PartitionOwner {
   private take(): Buffered<Part> | undefined {
     for (let e = this.buffer.shift(); e; e = this.buffer.shift()) {
       e.part.buffered--;
-      if (this.paused && this.buffer.drained) this.resumeAll();
+      this.resumeIfDrained();
       if (this.parts.get(e.part.unit) !== e.part) continue; // revoked while queued
       this.noteBuffer();
       return e;
@@ -308,7 +372,8 @@ export class KafkaSource implements Source, StreamingSource, PartitionOwner {
     if (!this.ended) {
       this.ended = true;
       clearInterval(this.timer);
-      this.opts.consumer.pause(this.assigned());
+      this.watchdog.stop();
+      this.applyFetchState();
     }
     return { done: true, value: undefined };
   }
@@ -394,6 +459,8 @@ export class KafkaSource implements Source, StreamingSource, PartitionOwner {
     this.revoke(part, 'reset');
     this.parts.set(part.unit, newPart(part.tp));
     this.opts.consumer.seek(part.tp, from);
+    // The reset may have emptied the buffer while fetching was paused for it.
+    this.resumeIfDrained();
   }
 
   /** The original message behind a dead letter, while its range is being committed. */

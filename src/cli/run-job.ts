@@ -54,6 +54,8 @@ export interface RunJobOptions extends JuryOptions {
   worldSize?: number;
   /** kafka:// input: stop once the group has read and committed everything */
   untilCaughtUp?: boolean;
+  /** kafka:// input: write an output another consumer group has recorded, with a warning */
+  allowOtherGroup?: boolean;
   /** how long an output-store outage is waited out before the run stops (0 = not at all) */
   maxStorageOutageMs?: number;
   /** --max-outage: overrides the config's max_outage_ms */
@@ -163,7 +165,7 @@ export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<S
     const settings: RangeSettings = { max_records: opts.maxRecords, max_chars: opts.maxChars, formats: opts.formats, corpus: corpusSetting(opts, config) };
     const pinned = opts.rejudge ? await rejudgeFirst(output, inputUrl, opts.rejudge, opts.resume) : undefined;
     const done = { ...(await outputState(output, inputUrl, settings, opts.resume)), ...(pinned ? { pinned } : {}) };
-    const input = await openInput(inputUrl, { config, store: output.store, committed: done.ranges, rank, worldSize, untilCaughtUp, signal: hooks.signal }).catch(asUsage('--input'));
+    const input = await openInput(inputUrl, { config, store: output.store, committed: done.ranges, rank, worldSize, untilCaughtUp, signal: hooks.signal, allowOtherGroup: opts.allowOtherGroup === true, location: output.location }).catch(asUsage('--input'));
     try {
       // Simulated jurors learn the labels of local input files up front (kafka:// and s3:// give them with --gold).
       const labelled = isKafkaUrl(inputUrl) || isS3Url(inputUrl) ? {} : { input: inputUrl };

@@ -30,6 +30,7 @@ interface RunOptions extends JuryOptions, LeaseFlags {
   rank?: string;
   worldSize: string;
   untilCaughtUp?: boolean;
+  allowOtherGroup?: boolean;
   metricsPort?: string;
   metricsHost: string;
   metricsLinger: string;
@@ -207,6 +208,7 @@ export function registerRun(program: Command): void {
     .option('--world-size <n>', 's3:// input: number of workers sharing the objects', '1')
     .option('--max-storage-outage <duration>', 'how long to wait out an output store that is down or full (e.g. 90s, 10m, 1h; 0 = fail at once): commits retry with backoff and no new records are read meanwhile', '10m')
     .option('--until-caught-up', 'kafka:// input: exit once the consumer group has read and committed every partition (default: keep streaming)')
+    .option('--allow-other-group', 'kafka:// input: write an output another consumer group writes too (warned; both groups read every partition)')
     .option('--metrics-port <n>', 'serve Prometheus /metrics and the /healthz, /readyz probes on this port (0 = any free port, printed on stderr; default: off)')
     .option('--metrics-host <addr>', 'address the metrics port listens on', '0.0.0.0')
     .option('--metrics-linger <s>', 'after the summary, keep serving the final metrics this many seconds (or until SIGTERM), so a last scrape sees them', '0')
@@ -262,6 +264,7 @@ function parseRunOptions(opts: RunOptions): { job: RunJobOptions; maxHeapMb: num
     maxStorageOutageMs,
     worldSize,
     untilCaughtUp: opts.untilCaughtUp === true,
+    allowOtherGroup: opts.allowOtherGroup === true,
     ...(opts.config ? { config: opts.config } : {}),
     ...(opts.gold ? { gold: opts.gold } : {}),
     ...(opts.auditLog ? { auditLog: opts.auditLog } : {}),

@@ -54,6 +54,21 @@ async function outputExists(location: string, store: Awaited<ReturnType<typeof i
   return (await store.list('_commits/')).length > 0 || (await store.list('')).length > 0;
 }
 
+/**
+ * A range whose writer stopped between its manifest and its publish is committed but its parts
+ * are still staged: a reader finishes the publish before it lists or checks. Without the right
+ * to write, the check goes on and reports those parts missing.
+ */
+async function publishStaged(target: { store: import('../pipeline/object-store.js').ObjectStore; location: string }): Promise<void> {
+  const { ShardCommitter } = await import('../pipeline/shard-commit.js');
+  try {
+    const r = await new ShardCommitter(target.store).recover({ dropUnfinished: false });
+    if (r.published) process.stderr.write(`published ${r.published} committed range(s) whose parts were still staged under ${target.location}\n`);
+  } catch (err) {
+    process.stderr.write(`could not publish committed ranges whose parts are still staged (${(err as Error).message.split('\n')[0]}); reading the output as it is\n`);
+  }
+}
+
 export function registerShards(program: Command): void {
   const shards = program.command('shards').description('list and verify the committed shard files of an output (by its commit manifests)');
   const common = (c: Command) =>
@@ -67,21 +82,25 @@ export function registerShards(program: Command): void {
       'after',
       `
 Only files listed in a manifest under <out>/_commits/ are printed: parts of a range whose write
-failed, or of a range retracted because its input changed, never are. Hand the list to a reader:
+failed, or of a range retracted because its input changed, never are. A committed range whose
+writer stopped before moving its parts out of _staging/ is published first. Hand the list to a reader:
   duckdb -c "SELECT count(*) FROM read_parquet([$(reasoning-jury shards list out --table verdicts --format parquet | sed "s/.*/'&'/" | paste -sd,)])"`,
     )
     .action(async (out: string, opts: ShardsOptions) => {
       const filter = filterOf(opts);
       const { committedFiles } = await import('../pipeline/shard-list.js');
-      const files = await committedFiles((await open(out, opts, 'list')).store, filter);
+      const target = await open(out, opts, 'list');
+      await publishStaged(target);
+      const files = await committedFiles(target.store, filter);
       if (opts.json) process.stdout.write(`${JSON.stringify(files, null, 2)}\n`);
       else if (files.length) process.stdout.write(`${files.map((f) => f.location).join('\n')}\n`);
     });
   common(shards.command('verify <out>').description('check that every committed file exists with the size and sha256 its manifest records'))
-    .addHelpText('after', '\nPrints one line per problem (missing file, other size, other sha256, corrupt manifest) and exits 1 if there is any; 0 when all match.')
+    .addHelpText('after', '\nA committed range whose writer stopped before moving its parts out of _staging/ is published first.\nPrints one line per problem (missing file, other size, other sha256, corrupt manifest) and exits 1 if there is any; 0 when all match.')
     .action(async (out: string, opts: ShardsOptions) => {
       const filter = filterOf(opts);
       const target = await open(out, opts, 'check');
+      await publishStaged(target);
       const { verifyOutput } = await import('../pipeline/shard-list.js');
       const report = await verifyOutput(target.store, filter);
       for (const p of report.problems) process.stdout.write(`${p}\n`);

@@ -49,6 +49,10 @@ export interface InputContext {
   worldSize: number;
   untilCaughtUp: boolean;
   signal: AbortSignal;
+  /** kafka:// input: write an output another consumer group has recorded (with a warning) */
+  allowOtherGroup?: boolean;
+  /** the output's location, for messages */
+  location?: string;
 }
 
 export interface OpenedInput {
@@ -66,7 +70,15 @@ export async function openInput(url: string, ctx: InputContext): Promise<OpenedI
   if (bad) throw new Error(bad);
   if (isKafkaUrl(url)) {
     const { openKafkaInput, kafkaSourceSetup } = await import('../../connectors/kafka/input.js');
-    const setup = kafkaSourceSetup(await openKafkaInput(url, ctx.config.kafka), ctx.store, ctx);
+    const { ShardCommitter } = await import('../pipeline/shard-commit.js');
+    const committer = new ShardCommitter(ctx.store);
+    // A range an earlier owner committed but did not publish is published by whoever finds it.
+    const kafkaInput = await openKafkaInput(url, ctx.config.kafka);
+    // One consumer group per output: another group's instances would race on every range.
+    const { claimOutputForGroup } = await import('../../connectors/kafka/group-marker.js');
+    const warning = await claimOutputForGroup(ctx.store, ctx.location ?? 'the output', kafkaInput.group, kafkaInput.topics, ctx.allowOtherGroup === true);
+    if (warning) kafkaInput.log.warn(warning);
+    const setup = kafkaSourceSetup(kafkaInput, ctx.store, { ...ctx, publishCommitted: (key) => committer.publishAt(key) });
     await setup.source.start().catch(async (err: unknown) => {
       await setup.close();
       throw err;

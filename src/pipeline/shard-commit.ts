@@ -168,6 +168,16 @@ export class ShardCommitter {
     return res;
   }
 
+  /**
+   * Publishes the range whose manifest is at `key` (a no-op once it is published): whoever finds
+   * a committed range (a new partition owner, a reader) finishes a writer that stopped between
+   * its manifest and its publish, rather than leave the range's parts staged.
+   */
+  async publishAt(key: string): Promise<void> {
+    const bytes = await this.store.get(key);
+    if (bytes) await this.publish(parseManifest(bytes, key));
+  }
+
   /** Moves a committed range's staged parts to their names (a no-op once they are all there). */
   async publish(manifest: CommitManifest): Promise<void> {
     const staging = manifest.staging;

@@ -28,6 +28,15 @@ describe('kafkaLogEvent', () => {
     expect(kafkaLogEvent(entry('ERROR', logLevel.ERROR, 'Runner', { message: 'Crash', error: 'The coordinator is not aware of this member' })).msg).toBe('Crash (The coordinator is not aware of this member)');
   });
 
+  it('group membership chatter (rebalancing, stale generation, rejoin) is info; other errors stay errors', () => {
+    const rebalancing = entry('ERROR', logLevel.ERROR, 'Connection', { message: 'Response Heartbeat(key: 12, version: 3)', error: 'The group is rebalancing, so a rejoin is needed', broker: 'b:9092' });
+    expect(kafkaLogEvent(rebalancing).level).toBe('info');
+    expect(kafkaLogEvent(entry('WARN', logLevel.WARN, 'Runner', { message: 'The group is rebalancing, re-joining' })).level).toBe('info');
+    expect(kafkaLogEvent(entry('ERROR', logLevel.ERROR, 'Connection', { message: 'Response OffsetCommit(key: 8, version: 5)', error: 'Specified group generation id is not valid' })).level).toBe('info');
+    expect(kafkaLogEvent(entry('ERROR', logLevel.ERROR, 'Runner', { message: 'The coordinator is not aware of this member, re-joining the group' })).level).toBe('info');
+    expect(kafkaLogEvent(entry('ERROR', logLevel.ERROR, 'Connection', { message: 'Response Fetch(key: 1, version: 11)', error: 'Not authorized to access topics: [Topic authorization failed]' })).level).toBe('error');
+  });
+
   it('the log creator writes through the logger, redacted, and holds back identical entries', () => {
     let t = 0;
     const lines: string[] = [];
