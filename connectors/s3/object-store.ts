@@ -36,6 +36,23 @@ export interface S3StoreOptions {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * A posix-backed S3 server (versitygw) answers 409 ExistingObjectIsDirectory to a write when a
+ * delete of a sibling key removes their now-empty parent folder between the write's mkdir and its
+ * link: a race inside the server, gone on the next try. A real folder at the key keeps answering
+ * it, and the error is thrown after the last try. AWS S3 never sends it.
+ */
+async function throughFolderRace<T>(write: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write();
+    } catch (err) {
+      if (attempt >= 5 || (err as { name?: unknown }).name !== 'ExistingObjectIsDirectory') throw err;
+      await sleep(20 * attempt);
+    }
+  }
+}
+
 export class S3ObjectStore implements ObjectStore {
   readonly bucket: string;
   readonly prefix: string;
@@ -80,7 +97,7 @@ export class S3ObjectStore implements ObjectStore {
     if (this.createOnly(key)) return this.putIfAbsent(key, bytes);
     if (bytes.byteLength >= this.threshold) return this.putMultipart(key, bytes);
     this.stats.puts++;
-    await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.full(key), Body: bytes, ContentLength: bytes.byteLength }));
+    await throughFolderRace(() => this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.full(key), Body: bytes, ContentLength: bytes.byteLength })));
   }
 
   createObject(key: string, bytes: Uint8Array): Promise<void> {
@@ -126,7 +143,7 @@ export class S3ObjectStore implements ObjectStore {
         if (!res.ETag) throw new Error(`S3 returned no ETag for part ${n} of ${this.locate(key)}`);
         parts.push({ PartNumber: n, ETag: res.ETag });
       }
-      await this.client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key, UploadId, MultipartUpload: { Parts: parts } }));
+      await throughFolderRace(() => this.client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key, UploadId, MultipartUpload: { Parts: parts } })));
     } catch (err) {
       // Best effort: an upload left behind is invisible and a bucket lifecycle rule reaps it.
       await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key, UploadId })).catch(() => undefined);
@@ -144,7 +161,7 @@ export class S3ObjectStore implements ObjectStore {
     this.stats.copies++;
     const source = `${this.bucket}/${this.full(from).split('/').map(encodeURIComponent).join('/')}`;
     try {
-      await this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: this.full(to), CopySource: source }));
+      await throughFolderRace(() => this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: this.full(to), CopySource: source })));
     } catch (err) {
       // A repeated publish: the first one already moved it.
       if (isNotFound(err) && (await this.exists(to))) return;

@@ -24,6 +24,10 @@ interface Gate {
   served: Set<string>;
   /** chat calls answer 500 while GET /models still answers 200 */
   deadEngine: boolean;
+  /** a request whose body contains this text has its connection reset */
+  resetOn?: string | undefined;
+  /** a request of this model whose body contains `text` gets a reply of `bytes` bytes of `{` */
+  huge?: { model: string; text: string; bytes: number } | undefined;
   chats: number;
 }
 
@@ -31,6 +35,13 @@ let sim: RunningSimulator;
 let server: Server;
 let url: string;
 const gate: Gate = { key: 'good-key', served: new Set(), deadEngine: false, chats: 0 };
+
+function healthy(): void {
+  gate.served = new Set(MODELS);
+  gate.deadEngine = false;
+  gate.resetOn = undefined;
+  gate.huge = undefined;
+}
 
 function send(res: import('node:http').ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
@@ -50,6 +61,8 @@ beforeAll(async () => {
         const model = String((JSON.parse(body) as { model?: unknown }).model);
         if (!gate.served.has(model)) return send(res, 404, { object: 'error', message: `The model \`${model}\` does not exist.`, type: 'NotFoundError', code: 404 });
         if (gate.deadEngine) return send(res, 500, { object: 'error', message: 'engine dead', type: 'InternalServerError' });
+        if (gate.resetOn !== undefined && body.includes(gate.resetOn)) return void res.socket?.destroy();
+        if (gate.huge && model === gate.huge.model && body.includes(gate.huge.text)) return send(res, 200, { id: 'x', object: 'chat.completion', created: 0, model, choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: '{'.repeat(gate.huge.bytes) } }] });
         const upstream = await fetch(`${sim.url}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
         res.writeHead(upstream.status, { 'content-type': 'application/json' }).end(await upstream.text());
       })();
@@ -67,13 +80,13 @@ afterAll(async () => {
 
 const MODELS = ['sim-juror-a', 'sim-juror-b', 'sim-juror-c', 'sim-consolidator'];
 
-function setup(name: string, juror3 = 'sim-juror-c') {
+function setup(name: string, juror3 = 'sim-juror-c', endpoint: Record<string, unknown> = {}) {
   const dir = tempDir(`faults-${name}`);
   const config = join(dir, 'jury.yaml');
   writeFileSync(
     config,
     YAML.stringify({
-      endpoints: { gate: { base_url: url, api_key_env: 'RJ_FAULT_KEY', max_retries: 6, backoff_base_ms: 10, backoff_max_ms: 50, breaker: { failures: 3, probe_interval_ms: 50, probe_max_interval_ms: 200 } } },
+      endpoints: { gate: { base_url: url, api_key_env: 'RJ_FAULT_KEY', max_retries: 6, backoff_base_ms: 10, backoff_max_ms: 50, breaker: { failures: 3, probe_interval_ms: 50, probe_max_interval_ms: 200 }, ...endpoint } },
       jurors: ['sim-juror-a', 'sim-juror-b', juror3].map((model, i) => ({ id: `jury-${i}`, endpoint: 'gate', model })),
       consolidator: { id: 'consolidator', endpoint: 'gate', model: 'sim-consolidator' },
       cache: { enabled: false, dir: join(dir, 'cache') },
@@ -83,7 +96,7 @@ function setup(name: string, juror3 = 'sim-juror-c') {
   const input = writeJsonl(join(dir, 'in.jsonl'), records);
   const out = join(dir, 'out');
   const args = ['run', '-c', config, '-i', input, '-o', out, '--range-records', '4', '--concurrency', '4', '--progress', 'none'];
-  const verdicts = async () => (await readCommittedRows(new LocalObjectStore(out), 'verdicts')).map((v) => ({ id: String(v.record_id), error: v.error as string | null, degraded: Boolean(v.degraded) }));
+  const verdicts = async () => (await readCommittedRows(new LocalObjectStore(out), 'verdicts')).map((v) => ({ id: String(v.record_id), error: v.error as string | null, degraded: Boolean(v.degraded), details: String(v.degraded_reason ?? '') }));
   const manifests = () => {
     try {
       return readdirSync(join(out, '_commits')).length;
@@ -95,9 +108,10 @@ function setup(name: string, juror3 = 'sim-juror-c') {
   return { records, verdicts, manifests, run };
 }
 
-/** The run's stderr lines at warn level or worse besides the info ones: the stop is exactly one. */
+/** The run's stderr lines that are not log lines: the stop is exactly one. */
 function fatalLines(stderr: string): string[] {
-  return stderr.split('\n').filter((l) => l.startsWith('reasoning-jury:') && !/^reasoning-jury: [\w-]+: (warn|info|debug):/.test(l));
+  // Log lines carry their component ("reasoning-jury: stage: ..."); the stop line does not.
+  return stderr.split('\n').filter((l) => l.startsWith('reasoning-jury:') && !/^reasoning-jury: [\w-]+: /.test(l));
 }
 
 async function fixedRunJudgesAll(s: ReturnType<typeof setup>, env: NodeJS.ProcessEnv): Promise<void> {
@@ -159,5 +173,60 @@ describe('run: endpoint faults stop with one line and commit nothing of them', (
     expect(s.manifests()).toBe(0);
     gate.deadEngine = false;
     await fixedRunJudgesAll(s, { RJ_FAULT_KEY: 'good-key' });
+  });
+
+  it('a connection reset on one record: its retries end, exit 3 naming the record, nothing of it committed; fixed, every record is judged', async () => {
+    healthy();
+    const s = setup('reset');
+    const victim = s.records[5]!;
+    gate.resetOn = victim.problem;
+    const r = await s.run({ RJ_FAULT_KEY: 'good-key' }, ['--no-preflight']);
+    expect(r.code, r.stderr).toBe(3);
+    const lines = fatalLines(r.stderr);
+    expect(lines, r.stderr).toHaveLength(1);
+    expect(lines[0]).toMatch(new RegExp(`endpoint "gate" failed all \\d+ attempt\\(s\\) of seat "[\\w-]+" \\(model "[\\w-]+"\\) for record "${victim.id}"`));
+    const committed = await s.verdicts();
+    expect(committed.map((v) => v.id)).not.toContain(victim.id);
+    expect(committed.filter((v) => v.error !== null || v.degraded)).toEqual([]);
+    gate.resetOn = undefined;
+    await fixedRunJudgesAll(s, { RJ_FAULT_KEY: 'good-key' });
+  });
+
+  it('an endpoint that flaps (GET /models answers, every chat call reset): down, not a hot loop; exit 3 at --max-outage; fixed, every record is judged', async () => {
+    healthy();
+    const s = setup('flap');
+    gate.resetOn = '"messages"';
+    const before = gate.chats;
+    const r = await s.run({ RJ_FAULT_KEY: 'good-key' }, ['--no-preflight', '--max-outage', '2s']);
+    expect(r.code, r.stderr).toBe(3);
+    const lines = fatalLines(r.stderr);
+    expect(lines, r.stderr).toHaveLength(1);
+    expect(lines[0]).toMatch(/endpoint "gate" (has been down|failed all \d+ attempt)/);
+    expect(s.manifests()).toBe(0);
+    // Probe-paced trials, not hundreds of requests a second (the loop this replaced sent ~390/s).
+    expect(gate.chats - before).toBeLessThan(200);
+    gate.resetOn = undefined;
+    await fixedRunJudgesAll(s, { RJ_FAULT_KEY: 'good-key' });
+  });
+
+  it('an oversized reply is that record\'s juror failure (degraded, reason in the verdict), others clean; --rejudge degraded after the fix judges it fully', async () => {
+    healthy();
+    const s = setup('huge', 'sim-juror-c', { max_reply_bytes: 200_000, max_retries: 1 });
+    const victim = s.records[2]!;
+    gate.huge = { model: 'sim-juror-b', text: victim.problem, bytes: 1_000_000 };
+    const r = await s.run({ RJ_FAULT_KEY: 'good-key' }, ['--no-preflight']);
+    expect(r.code, r.stderr).toBe(0);
+    const v = await s.verdicts();
+    expect(v).toHaveLength(s.records.length);
+    const bad = v.filter((x) => x.error !== null || x.degraded);
+    expect(bad.map((x) => x.id)).toEqual([victim.id]);
+    expect(bad[0]!.details).toMatch(/larger than 200000 bytes/);
+    gate.huge = undefined;
+    const again = await s.run({ RJ_FAULT_KEY: 'good-key' }, ['--rejudge', 'degraded']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toMatch(/--rejudge degraded: 1 verdict\(s\) degraded or without a verdict in 1 committed range\(s\)/);
+    const after = await s.verdicts();
+    expect(after.map((x) => x.id).sort()).toEqual(s.records.map((x) => x.id).sort());
+    expect(after.filter((x) => x.error !== null || x.degraded)).toEqual([]);
   });
 });
