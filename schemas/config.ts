@@ -427,7 +427,7 @@ export const JuryConfig = z
       .positive()
       .default(1_800_000)
       .describe('Longest an endpoint may stay down (see `endpoints.*.breaker`) while the run waits for it, intake paused. Beyond it the run stops with one line naming the endpoint and a non-zero exit; records still waiting are not committed, so the next run judges them. `--max-outage` overrides it (operational, not in config_hash).'),
-    preflight: z.boolean().default(true).describe('Before `run` reads any input, one tiny real call per distinct endpoint and model of the seats checks the key, the model name and the structured-output dialect; a fault stops the run with one line (exit 3) before anything is judged. `false` (or `run --no-preflight`) skips it (operational, not in config_hash).'),
+    preflight: z.boolean().default(true).describe('Before `run` reads any input, one tiny real call per distinct endpoint and model of the seats checks the key, the model name and the structured-output dialect; a fault stops the run with one line (exit 3) before anything is judged, and a server that does not answer yet is waited for up to `max_outage_ms`. `false` (or `run --no-preflight`) skips it (operational, not in config_hash).'),
     propagation: z.boolean().default(true).describe('Include the defect-propagation rule in the auditor prompt: steps built on an error are flagged with the same severity (paper default: on).'),
     severity_threshold: Impact.default('minor').describe('Lowest defect severity that labels a step erroneous in the `steps` table (`neutral` < `minor` < `major` < `fatal`).'),
     segmentation: SegmentationConfig.default({ mode: 'auto', max_steps: DEFAULT_MAX_STEPS }),

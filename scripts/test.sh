@@ -14,9 +14,17 @@ services_env="$work/services.env"
 services_pid=$!
 ( bash scripts/pyenv.sh >"$work/pyenv.out" 2>"$work/pyenv.log" ) &
 pyenv_pid=$!
-# Stop only what this run started (services.sh keeps pid files for its own processes); also
-# when the build fails while the services are still coming up.
-trap 'wait "$services_pid" 2>/dev/null || true; infra/services.sh stop >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+# Stop only what this run started; also when the build fails while the services are still
+# coming up. A broker or S3 server named by KAFKA_BROKERS / S3_ENDPOINT was reused, not
+# started, and belongs to someone else (another checkout's suite, a developer's shell): the
+# pid files under .infra/ would still point at it when it was started from the same tree.
+kafka_preset=${KAFKA_BROKERS:+yes}
+s3_preset=${S3_ENDPOINT:+yes}
+stop_ours() {
+  [ -n "$kafka_preset" ] || infra/kafka.sh stop >/dev/null 2>&1 || true
+  [ -n "$s3_preset" ] || infra/s3.sh stop >/dev/null 2>&1 || true
+}
+trap 'wait "$services_pid" 2>/dev/null || true; stop_ours; rm -rf "$work"' EXIT
 
 echo "== type-check and build"
 # One compiler pass over the product and the tests: it checks both and writes dist/ as

@@ -35,7 +35,7 @@ export function leaseSettings(flags: LeaseFlags): LeaseSettings {
  */
 export async function withOutputLease<T>(out: OutputTarget, command: string, flags: LeaseFlags, work: (lease: OutputLease) => Promise<T>): Promise<T> {
   const lease = await claimOutput(out, { command, scope: WHOLE_OUTPUT, settings: leaseSettings(flags) }).catch((err: unknown) => {
-    throw err instanceof OutputFolderError ? new UsageError(err.message) : err;
+    throw err instanceof OutputFolderError ? Object.assign(new UsageError(err.message), { logFields: err.logFields }) : err;
   });
   try {
     const result = await work(lease);

@@ -75,7 +75,8 @@ export function fatalReport(err: unknown, usage: boolean): FatalReport {
   if (!usage) return { ...describeError(err), usage };
   // A usage message is written to be read as it is (a config error lists one problem a line).
   const stack = err instanceof Error ? err.stack : undefined;
-  return { message: err instanceof Error ? err.message : String(err), fields: {}, usage, ...(stack ? { stack } : {}) };
+  const fields = (err as { logFields?: Record<string, string> } | null)?.logFields ?? {};
+  return { message: err instanceof Error ? err.message : String(err), fields, usage, ...(stack ? { stack } : {}) };
 }
 
 /** An error whose report was made elsewhere (the judging thread): printed as it is. */

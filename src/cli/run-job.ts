@@ -9,7 +9,7 @@ import type { RangeSettings, ShardFormat } from '../../schemas/outputs.js';
 import { isKafkaUrl, isS3Url, openInput, openOutput, type OpenedInput, type OutputTarget } from '../compose/io.js';
 import { checkOneManifestSettings, identityOptions, NO_SPEND, RangeSettingsMismatch, readOutputState, type OutputState } from '../compose/resume.js';
 import { Budget, budgetWatch } from '../compose/budget.js';
-import { retractForRejudge, type RejudgeKind } from '../compose/rejudge.js';
+import type { RejudgeKind } from '../compose/rejudge.js';
 import { checkNesting, claimOutput, DEFAULT_LEASE_EXPIRY_MS, OutputFolderError, type LeaseSettings } from '../compose/output-claim.js';
 import { leaseScope } from '../pipeline/lease-record.js';
 import type { OutputLease } from '../pipeline/output-lease.js';
@@ -132,6 +132,8 @@ async function outputState(output: OutputTarget, input: string, settings: RangeS
 async function rejudgeFirst(output: OutputTarget, input: string, kind: RejudgeKind, resume: boolean): Promise<OutputState['pinned']> {
   if (isKafkaUrl(input)) throw new UsageError('--rejudge: a kafka:// input is not read again from its start; re-judge from a file or s3:// copy of it');
   if (!resume) throw new UsageError('--rejudge judges committed ranges again, so it cannot go with --no-resume');
+  // Loaded only for --rejudge: it reads verdict shards, which pulls in the Parquet decompressors.
+  const { retractForRejudge } = await import('../compose/rejudge.js');
   const r = await retractForRejudge(output.store, kind, output.location);
   const what = kind === 'no-verdict' ? 'without a verdict' : 'degraded or without a verdict';
   logger('cli').info(r.ranges === 0 ? `--rejudge ${kind}: no committed verdict is ${what}` : `--rejudge ${kind}: ${r.verdicts} verdict(s) ${what} in ${r.ranges} committed range(s); those ranges are retracted and judged again`, { ranges: r.ranges, verdicts: r.verdicts });
@@ -191,7 +193,7 @@ async function claim(output: OutputTarget, inputUrl: string, opts: RunJobOptions
     const settings = opts.lease ?? { expiryMs: DEFAULT_LEASE_EXPIRY_MS, waitMs: 0, takeOver: false };
     return await claimOutput(output, { command: 'run', scope: leaseScope(opts.rank ?? 0, opts.worldSize ?? 1), settings, signal });
   } catch (err) {
-    throw err instanceof OutputFolderError ? new UsageError(err.message) : err;
+    throw err instanceof OutputFolderError ? Object.assign(new UsageError(err.message), { logFields: err.logFields }) : err;
   }
 }
 
@@ -200,7 +202,17 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
   const runtime = await openJury(config, opts, labelled, observe.gateway ? { observer: observe.gateway } : {});
   try {
     // Before any record is read: a refused key or an unknown model stops here, with nothing judged.
-    if (opts.preflight !== false && config.preflight) await runtime.gateway.preflight(callingSeats(config), hooks.signal);
+    if (opts.preflight !== false && config.preflight) {
+      // Stopped while it ran (SIGTERM as a consumer group shrinks): a clean stop, nothing read.
+      const stopped = await runtime.gateway.preflight(callingSeats(config), hooks.signal).then(
+        () => false,
+        (err: unknown) => {
+          if (hooks.signal.aborted) return true;
+          throw err;
+        },
+      );
+      if (stopped) return newCounters();
+    }
     const steps = judgingSteps({ config, jury: runtime.jury, enrich: streamEnricher(config, runtime) });
     const hint = input.resumesFromGroup ? undefined : await input.source.sizeHint?.().catch(() => undefined);
     hooks.onTotal(hint?.totalRows !== undefined ? Math.max(0, hint.totalRows - done.records) : undefined);

@@ -22,7 +22,15 @@ export interface LeaseSettings {
 export const DEFAULT_LEASE_EXPIRY_MS = 2 * 60_000;
 
 /** A problem the user fixes on the command line: the message is the one line to print. */
-export class OutputFolderError extends Error {}
+export class OutputFolderError extends Error {
+  /** Kept as fields of the fatal event (`--log-format json`), so a log query can match on them. */
+  constructor(
+    message: string,
+    readonly logFields: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
 
 /** The path with symlinks resolved as far as it exists (a new --out's parent may be a link). */
 function realPath(p: string): string {
@@ -76,7 +84,7 @@ export async function checkWritable(out: OutputTarget): Promise<void> {
 export function notWritable(location: string, err: unknown): Error {
   const code = (err as NodeJS.ErrnoException | null)?.code ?? '';
   const why = WHY[code];
-  return why ? new OutputFolderError(`--out ${location} is not writable: ${why}; give a folder this user can write`) : (err as Error);
+  return why ? new OutputFolderError(`--out ${location} is not writable: ${why}; give a folder this user can write`, { path: location, code }) : (err as Error);
 }
 
 /** Folder checks, then the lease: the caller releases it at a clean end. */

@@ -172,8 +172,10 @@ export class EndpointBreaker {
    * attempt waits and goes again without spending a retry. False while the endpoint was up:
    * the attempt spends from its call's retries, even if this failure is the one that puts the
    * endpoint down, so a call that only ever fails by itself still runs out of retries.
+   * `decisive`: this one failure puts the endpoint down (the run's preflight: the only call
+   * in flight, so there is no streak to wait for; a server still starting is waited for).
    */
-  failed(ticket: Ticket, message: string): boolean {
+  failed(ticket: Ticket, message: string, decisive = false): boolean {
     this.lastError = message;
     if (this.state === 'failed') return true;
     if (ticket.probe) {
@@ -185,7 +187,7 @@ export class EndpointBreaker {
     }
     if (this.state !== 'up') return true;
     this.streak += 1;
-    if (this.streak >= this.policy.failures) this.trip();
+    if (this.streak >= this.policy.failures || decisive) this.trip();
     return false;
   }
 

@@ -29,12 +29,14 @@ interface Gate {
   /** a request of this model whose body contains `text` gets a reply of `bytes` bytes of `{` */
   huge?: { model: string; text: string; bytes: number } | undefined;
   chats: number;
+  /** the server is still starting: this many more requests of any kind have their connection reset */
+  startingFor: number;
 }
 
 let sim: RunningSimulator;
 let server: Server;
 let url: string;
-const gate: Gate = { key: 'good-key', served: new Set(), deadEngine: false, chats: 0 };
+const gate: Gate = { key: 'good-key', served: new Set(), deadEngine: false, chats: 0, startingFor: 0 };
 
 function healthy(): void {
   gate.served = new Set(MODELS);
@@ -54,6 +56,10 @@ beforeAll(async () => {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       void (async () => {
+        if (gate.startingFor > 0) {
+          gate.startingFor--;
+          return void res.socket?.destroy();
+        }
         if (req.headers.authorization !== `Bearer ${gate.key}`) return send(res, 401, { error: { message: 'Incorrect API key provided', type: 'invalid_request_error' } });
         if (req.method === 'GET') return send(res, 200, { object: 'list', data: [...gate.served].map((id) => ({ id, object: 'model' })) });
         gate.chats++;
@@ -173,6 +179,23 @@ describe('run: endpoint faults stop with one line and commit nothing of them', (
     expect(s.manifests()).toBe(0);
     gate.deadEngine = false;
     await fixedRunJudgesAll(s, { RJ_FAULT_KEY: 'good-key' });
+  });
+
+  it('a server still starting when the run begins: the preflight waits for it (no exit), then every record is judged', async () => {
+    healthy();
+    // No retries, and fewer preflight calls (4) than the failures in a row that put an endpoint
+    // down (5): each preflight call fails at once, with no streak to trip the breaker. It puts the
+    // endpoint down itself and waits; the probe (GET /models) and trial calls meet the remaining
+    // resets, then the server answers.
+    const s = setup('starting', 'sim-juror-c', { max_retries: 0, breaker: { failures: 5, probe_interval_ms: 50, probe_max_interval_ms: 200 } });
+    gate.startingFor = 8;
+    const r = await s.run({ RJ_FAULT_KEY: 'good-key' }, ['--max-outage', '5m']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(gate.startingFor).toBe(0);
+    expect(fatalLines(r.stderr)).toEqual([]);
+    const v = await s.verdicts();
+    expect(v.map((x) => x.id).sort()).toEqual(s.records.map((r) => r.id).sort());
+    expect(v.filter((x) => x.error !== null || x.degraded)).toEqual([]);
   });
 
   it('a connection reset on one record: its retries end, exit 3 naming the record, nothing of it committed; fixed, every record is judged', async () => {

@@ -136,7 +136,8 @@ describe('fatal errors', () => {
   const dir = tempDir('logs-fatal');
   const config = fastSimConfig(dir);
   const input = writeJsonl(join(dir, 'in.jsonl'), records(2));
-  // The output folder would be under a regular file: the first write fails with ENOTDIR.
+  // The output folder would be under a regular file: the folder check before any model call
+  // fails with ENOTDIR (src/compose/output-claim.ts), a usage error (exit 2).
   const blocker = join(dir, 'a-file');
   writeFileSync(blocker, 'not a folder\n');
   const args = ['run', '-c', config, '-i', input, '-o', join(blocker, 'out'), '--progress', 'none'];
@@ -144,21 +145,20 @@ describe('fatal errors', () => {
 
   it('are one line naming the path and what to do, without a stack or "Error: Error:"', async () => {
     const res = await runCli(args);
-    expect(res.code, res.stderr).toBe(1);
+    expect(res.code, res.stderr).toBe(2);
     const fatal = res.stderr.split('\n').filter((l) => l.includes(blocker));
     expect(fatal, res.stderr).toHaveLength(1);
-    // The output store reports it (src/pipeline/storage-error.ts): what it tried, on which range, and what to do.
-    expect(fatal[0]).toMatch(/^reasoning-jury: could not \w+ .*a-file\/out\/.*\(range \S+\): ENOTDIR: not a directory.*; part of that path is a file, not a folder$/);
+    expect(fatal[0]).toMatch(/^reasoning-jury: --out .*a-file\/out is not writable: a part of the path is a file, not a folder \(ENOTDIR\); give a folder this user can write$/);
     expect(res.stderr).not.toMatch(stack);
     expect(res.stderr).not.toMatch(/Error: /);
   });
 
-  it('as JSON: one fatal event with the path, code and hint as fields', async () => {
+  it('as JSON: one fatal event with the path and code as fields', async () => {
     const res = await runCli(['--log-format', 'json', ...args]);
-    expect(res.code).toBe(1);
+    expect(res.code).toBe(2);
     const fatal = jsonLines(res.stderr).filter((e) => e.level === 'fatal');
     expect(fatal).toHaveLength(1);
-    expect(fatal[0]).toMatchObject({ component: 'cli', code: 'ENOTDIR', hint: expect.stringMatching(/is a file/), path: expect.stringContaining(blocker) });
+    expect(fatal[0]).toMatchObject({ component: 'cli', code: 'ENOTDIR', msg: expect.stringMatching(/file, not a folder/), path: expect.stringContaining(blocker) });
     expect(fatal[0]!.stack).toBeUndefined();
   });
 
@@ -180,7 +180,7 @@ describe('fatal errors', () => {
 
   it('--debug adds the stack', async () => {
     const res = await runCli([...args, '--debug']);
-    expect(res.code).toBe(1);
+    expect(res.code).toBe(2);
     expect(res.stderr).toMatch(stack);
     expect(res.stderr).not.toMatch(/Error: Error:/);
   });

@@ -165,7 +165,9 @@ describe('run --metrics-port', () => {
       expect(total(final, `${PREFIX}model_rate_limited_total`)).toBeGreaterThan(0);
       expect(total(final, `${PREFIX}model_request_errors_total`, { kind: 'server_error' })).toBeGreaterThan(0);
       expect(total(final, `${PREFIX}model_retries_total`)).toBeGreaterThan(0);
-      expect(total(final, `${PREFIX}model_requests_total`, { outcome: 'ok' })).toBe(total(final, `${PREFIX}model_calls_total`, { outcome: 'ok' }));
+      // Requests include the run's preflight, one per distinct (endpoint, model), which judges
+      // no record and so is no call: three jurors and the consolidator.
+      expect(total(final, `${PREFIX}model_requests_total`, { outcome: 'ok' })).toBe(total(final, `${PREFIX}model_calls_total`, { outcome: 'ok' }) + 4);
       expect(total(final, `${PREFIX}model_request_duration_seconds_count`)).toBe(total(final, `${PREFIX}model_requests_total`));
       expect(total(final, `${PREFIX}source_connected`)).toBe(1);
       expect(final.types.get('nodejs_heap_size_used_bytes')).toBe('gauge');

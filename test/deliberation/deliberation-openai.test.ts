@@ -149,7 +149,7 @@ describe('the majority is computed from the jurors that succeeded', () => {
   it('one of three jurors failed in Phase 1: consensus needs 2 of 2, and a 1-of-2 finding stands only if nobody disputed it', async () => {
     const recs = records(14, 53, 0);
     const audit = audited();
-    const verdicts = await withSim(profileWith({}, { 'sim-juror-c': { rate_500: 1 } }), recs, (sim) => withRuntime(deliberationJury(sim.url), (rt) => judgeAll(rt, recs, 4), audit));
+    const verdicts = await withSim(profileWith({}, { 'sim-juror-c': { rate_malformed_json: 1, malformed_repairable: 0 } }), recs, (sim) => withRuntime(deliberationJury(sim.url), (rt) => judgeAll(rt, recs, 4), audit));
     let dissent = 0;
     let pairs = 0;
     for (const v of verdicts) {
@@ -188,7 +188,7 @@ describe('the majority is computed from the jurors that succeeded', () => {
         { id: 'jury-4', endpoint: 'sim', model: 'sim-juror-e' },
       ],
     };
-    const verdicts = await withSim(profileWith({}, { 'sim-juror-d': { rate_500: 1 }, 'sim-juror-e': { rate_500: 1 } }), recs, (sim) => withRuntime(deliberationJury(sim.url, five), (rt) => judgeAll(rt, recs, 4), audit));
+    const verdicts = await withSim(profileWith({}, { 'sim-juror-d': { rate_malformed_json: 1, malformed_repairable: 0 }, 'sim-juror-e': { rate_malformed_json: 1, malformed_repairable: 0 } }), recs, (sim) => withRuntime(deliberationJury(sim.url, five), (rt) => judgeAll(rt, recs, 4), audit));
     expect(verdicts.every((v) => v.jurors_ok === 3)).toBe(true);
     const twoOfThree = verdicts.flatMap((v) => v.defects).filter((d) => d.vote_count === 2);
     expect(twoOfThree.length).toBeGreaterThan(0);

@@ -79,7 +79,7 @@ function partHashesOf(dir: string): Record<string, string> {
     for (const e of readdirSync(d, { withFileTypes: true })) {
       const p = join(d, e.name);
       if (e.isDirectory()) walk(p);
-      else if (!p.includes('_commits')) out[relative(dir, p)] = createHash('sha256').update(readFileSync(p)).digest('hex');
+      else if (!p.includes('_commits') && !p.includes('_lease')) out[relative(dir, p)] = createHash('sha256').update(readFileSync(p)).digest('hex');
     }
   };
   walk(dir);
@@ -108,7 +108,7 @@ function newParts(dir: string): Set<string> {
 /** What a manifest says about its range, without the commit time, the fields added since, the new parts and the intended tables' bytes. */
 function manifestFacts(dir: string, added: ReadonlySet<string> = new Set()): unknown[] {
   return readManifests(dir).map((m) => {
-    const { committed_at: _t, range: _r, settings: _s, extra: _e, staging: _st, checksum: _c, ...facts } = m;
+    const { committed_at: _t, range: _r, settings: _s, extra: _e, staging: _st, checksum: _c, seal: _seal, ...facts } = m;
     // The range checksum covers the parts that changed on purpose: compare the other files' entries.
     const files = m.files.filter((e) => !added.has(e.key) && intendedTable(e.key) === undefined);
     const rows = Object.fromEntries(Object.entries(m.rows).filter(([t, n]) => t !== 'corpus' && n > 0));

@@ -13,6 +13,8 @@ export function okCallsPerRecord(auditPath: string): Map<string, number> {
   for (const line of text.slice(0, text.lastIndexOf('\n') + 1).split('\n')) {
     if (!line.trim()) continue;
     const e = JSON.parse(line) as { record_id: string; outcome: string };
+    // The run's preflight (one call per endpoint and model before any input) judges no record.
+    if (e.record_id === '(preflight)') continue;
     if (e.outcome === 'ok') counts.set(e.record_id, (counts.get(e.record_id) ?? 0) + 1);
   }
   return counts;

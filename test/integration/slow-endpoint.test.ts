@@ -196,9 +196,13 @@ describe('one slow single-slot endpoint, 16 records at once', () => {
     const rows = await readCommittedRows(new LocalObjectStore(out), 'verdicts');
     expect(rows).toHaveLength(records.length);
     for (const r of rows) expect(r).toMatchObject({ error: null, degraded: false, jurors_ok: 3, jurors_total: 3 });
-    const lines = audit(dir);
+    const all = audit(dir);
+    // Before any record, the run's preflight: one request per distinct (endpoint, model).
+    const preflight = all.filter((l) => l.record_id === '(preflight)');
+    expect(preflight).toHaveLength(4);
+    const lines = all.filter((l) => l.record_id !== '(preflight)');
     expect(lines).toHaveLength(records.length * 4);
-    expectDispatchTimed(lines);
+    expectDispatchTimed(all);
     // Record by record, Phase 1 still waits in our queue: the third juror of the first record
     // admitted waits for the two ahead of it.
     const phase1 = lines.filter((l) => l.phase === 'phase1');

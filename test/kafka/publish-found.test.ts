@@ -54,9 +54,10 @@ describe('a committed range left staged by a stopped owner', () => {
     // The old owner's store: its first manifest waits for the survivor to be in the group, and
     // publishing that range fails as a kill there would leave it.
     const store = Object.create(f.store) as S3ObjectStore;
-    store.putObject = async (key, bytes) => {
+    // Manifests are written create-only (createObject); putObject is the fallback of stores without it.
+    store.createObject = async (key, bytes) => {
       if (key === firstManifest) await joined;
-      return f.store.putObject(key, bytes);
+      return f.store.createObject(key, bytes);
     };
     store.move = async (from, to) => {
       if (from.startsWith(firstStaging)) throw new Error('stopped between manifest and publish');

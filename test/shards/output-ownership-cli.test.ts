@@ -9,7 +9,7 @@
  *   deleted mid-run, shards list|verify of a missing folder: each one line and its exit code.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import YAML from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -64,6 +64,18 @@ const ourLines = (r: CliResult) => r.stderr.split('\n').filter((l) => l.startsWi
 /** The `run` command line against `url` writing `out` (a config file per endpoint: a writer reads its own late). */
 const runArgs = (dir: string, url: string, out: string, more: string[] = []) => ['run', '--config', config(dir, url, `jury-${new URL(url).port}.yaml`), '--input', join(dir, 'in.jsonl'), '--out', out, '--range-records', '1', '--concurrency', '1', '--progress', 'none', ...more];
 
+/** A path to this process's node binary inside `dir`, which other users can reach. */
+function nodeFor(dir: string): string {
+  const node = join(dir, 'node');
+  try {
+    linkSync(process.execPath, node);
+  } catch {
+    copyFileSync(process.execPath, node);
+  }
+  chmodSync(node, 0o755);
+  return node;
+}
+
 describe('who may write an output', () => {
   let sim: SimProcess;
   const gates: GatedEndpoint[] = [];
@@ -92,7 +104,8 @@ describe('who may write an output', () => {
 
     const g = await gate();
     const out = join(dir, 'out');
-    const writer = runCli(runArgs(dir, g.url, out));
+    // --no-preflight: the gate lets through one record's call at a time, not the preflight's.
+    const writer = runCli(runArgs(dir, g.url, out, ['--no-preflight']));
     const seconds: string[][] = [
       runArgs(dir, sim.url, out),
       ['decide', '--policy', join(dir, 'policy.yaml'), '--shards', judged, '--out', out],
@@ -208,12 +221,16 @@ describe('who may write an output', () => {
     mkdirSync(locked);
     chmodSync(locked, 0o555);
     const out = join(locked, 'out');
-    const r = await new Promise<CliResult>((resolve) => {
-      const child = spawn(process.execPath, [BIN, 'run', '--config', cfg, '--input', join(dir, 'in.jsonl'), '--out', out, '--progress', 'none'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, HOME: dir }, ...(asNobody ? { uid: 65534, gid: 65534 } : {}) });
+    // The node binary may live where nobody cannot reach (~/.cache of root, as scripts/node.sh
+    // installs it): nobody runs a link to it (a copy across file systems) in the open folder.
+    const node = asNobody ? nodeFor(dir) : process.execPath;
+    const r = await new Promise<CliResult>((resolve, reject) => {
+      const child = spawn(node, [BIN, 'run', '--config', cfg, '--input', join(dir, 'in.jsonl'), '--out', out, '--progress', 'none'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, HOME: dir }, ...(asNobody ? { uid: 65534, gid: 65534 } : {}) });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (d) => (stdout += d));
       child.stderr.on('data', (d) => (stderr += d));
+      child.on('error', reject);
       child.on('close', (code) => resolve({ code, stdout, stderr }));
     });
     expect(r.code, r.stderr).toBe(2);
@@ -227,7 +244,7 @@ describe('who may write an output', () => {
     writeJsonl(join(dir, 'in.jsonl'), records);
     const g = await gate();
     const out = join(dir, 'out');
-    const writer = runCli(runArgs(dir, g.url, out));
+    const writer = runCli(runArgs(dir, g.url, out, ['--no-preflight']));
     g.allow(2);
     await waitForProgress(() => ({ done: manifests(out).length >= 2, progress: manifests(out).length }), { what: 'two committed ranges' });
     expect(manifests(out).length).toBe(2); // held there: the rest wait at the gate

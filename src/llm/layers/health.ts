@@ -36,11 +36,16 @@ export function healthLayer(breaker: EndpointBreaker, scene: Omit<FaultScene, 's
           breaker.answered();
           throw err;
         }
-        const absorbed = breaker.failed(ticket, (err as Error).message);
+        // The preflight is the only call in flight: there is no streak to wait for. Once its
+        // retries are spent it puts the endpoint down and waits, so a server still starting
+        // (or away for less than --max-outage) is waited for as the jury's calls would be.
+        const preflightOut = a.call.kind === 'preflight' && !a.willRetry(err);
+        const absorbed = breaker.failed(ticket, (err as Error).message, preflightOut);
         // The run is already stopping because of this endpoint: say why, once.
         const stop = breaker.stopReason();
         if (stop) throw stop;
         if (absorbed) continue;
+        if (preflightOut && breaker.absorbs()) continue;
         if (!a.willRetry(err)) throw unansweredCall(sceneOf(a, err), a.call.ctx.record_id, a.call.meter.attempts);
         throw err;
       }
