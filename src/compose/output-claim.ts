@@ -9,6 +9,7 @@ import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'nod
 import { acquireLease, type OutputLease } from '../pipeline/output-lease.js';
 import type { OutputTarget } from './io.js';
 import { isKafkaUrl, isS3Url } from './io.js';
+import { ReasoningJuryError } from '../util/errors.js';
 
 export interface LeaseSettings {
   /** how long a lease lasts without renewal; renewed every quarter of it */
@@ -22,7 +23,11 @@ export interface LeaseSettings {
 export const DEFAULT_LEASE_EXPIRY_MS = 2 * 60_000;
 
 /** A problem the user fixes on the command line: the message is the one line to print. */
-export class OutputFolderError extends Error {}
+export class OutputFolderError extends ReasoningJuryError {
+  override get kind() {
+    return 'usage' as const;
+  }
+}
 
 /** The path with symlinks resolved as far as it exists (a new --out's parent may be a link). */
 function realPath(p: string): string {
