@@ -1,5 +1,6 @@
 // Issue 37, point 5: one error base whose kind decides the exit code and how the fatal line is
 // written, recognised across module copies; anything else is internal (exit 1).
+import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { OtherGroupError } from '../../connectors/kafka/group-marker.js';
 import { RunStoppedError, UsageError } from '../../src/cli/io.js';
@@ -95,6 +96,13 @@ describe('error kinds and exit codes', () => {
   it('adds the stack with --debug except where the line says all there is', () => {
     expect(JSON.parse(print(new UsageError('bad flag'), true)[1][0]!).stack).toContain('bad flag');
     expect(JSON.parse(print(new LeaseHeldError('out', holder), true)[1][0]!).stack).toBeUndefined();
+  });
+
+  it('has the table of docs/architecture.md, "Errors and exit codes", row for row', () => {
+    const doc = readFileSync(new URL('../../docs/architecture.md', import.meta.url), 'utf8');
+    const section = doc.slice(doc.indexOf('## Errors and exit codes'), doc.indexOf('## Folder rules'));
+    const rows = [...section.matchAll(/^\| `([a-z]+)` \| (\d+) \|/gm)].map((m) => [m[1], Number(m[2])]);
+    expect(Object.fromEntries(rows)).toEqual(EXPECTED);
   });
 
   it('keeps the kind of a report made in the judging thread', () => {
