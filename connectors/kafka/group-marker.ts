@@ -8,6 +8,7 @@
  * both refuse (each removes the marker it had just written), rather than both going on.
  */
 import type { ObjectStore } from '../../src/pipeline/object-store.js';
+import { ReasoningJuryError } from '../../src/util/errors.js';
 
 export const GROUP_MARKERS_PREFIX = '_kafka/groups/';
 
@@ -27,7 +28,10 @@ async function groupsIn(store: ObjectStore): Promise<string[]> {
   return out;
 }
 
-export class OtherGroupError extends Error {
+export class OtherGroupError extends ReasoningJuryError {
+  override get kind() {
+    return 'usage' as const;
+  }
   override name = 'OtherGroupError';
 }
 

@@ -8,7 +8,7 @@ import { analyzeRepairs, DEFAULT_REPAIR_ANALYSIS, type OriginalsSource, type Rep
 import { corpusOriginals } from '../eval/repair/originals.js';
 import { defaultConfig, loadConfigFile } from '../config/load.js';
 import { ATTEMPT_POLICIES, type AttemptPolicy } from '../eval/repair/outcomes.js';
-import { committedRepairRows, committedSeverities, readOriginals, RepairReadError, repairRowsFromFile } from '../eval/repair/read.js';
+import { committedRepairRows, committedSeverities, readOriginals, repairRowsFromFile } from '../eval/repair/read.js';
 import { subgateRows } from '../eval/repair/subgate.js';
 import { IMPACTS, type Impact } from '../../schemas/defect.js';
 import { renderRepairMarkdown } from '../eval/repair/render.js';
@@ -129,17 +129,14 @@ async function readRows(out: string): Promise<RepairRow[]> {
 async function runEvalRepair(out: string, opts: EvalRepairOptions): Promise<void> {
   if (!['markdown', 'json'].includes(opts.format)) throw new UsageError(`--format must be markdown or json (got "${opts.format}")`);
   const options = analysisOptions(opts);
-  try {
-    const where = isS3Url(out) ? out : resolve(out);
-    let rows = await readRows(where);
-    const judged = opts.judged ? (isS3Url(opts.judged) ? opts.judged : resolve(opts.judged)) : where;
-    if (opts.subgate) rows = await withSubgates(rows, opts.subgate, judged);
-    const originals = await originalsOf(opts, judged);
-    const analysis = analyzeRepairs(rows, originals.records, options, originals.source, originals.missing);
-    process.stdout.write(opts.format === 'json' ? `${JSON.stringify(analysis, null, 2)}\n` : renderRepairMarkdown(analysis));
-  } catch (e) {
-    throw e instanceof RepairReadError ? new UsageError(e.message) : e;
-  }
+  // A RepairReadError (a file that is not a repairs table, a missing committed file) is an input error by its kind: exit 2.
+  const where = isS3Url(out) ? out : resolve(out);
+  let rows = await readRows(where);
+  const judged = opts.judged ? (isS3Url(opts.judged) ? opts.judged : resolve(opts.judged)) : where;
+  if (opts.subgate) rows = await withSubgates(rows, opts.subgate, judged);
+  const originals = await originalsOf(opts, judged);
+  const analysis = analyzeRepairs(rows, originals.records, options, originals.source, originals.missing);
+  process.stdout.write(opts.format === 'json' ? `${JSON.stringify(analysis, null, 2)}\n` : renderRepairMarkdown(analysis));
 }
 
 /** `eval repair <out>`: added to the `eval` command by src/cli/eval.ts. */

@@ -1,5 +1,6 @@
 /** Small stdin/stdout helpers shared by the commands. */
 import { parseDuration } from '../util/duration.js';
+import { ReasoningJuryError } from '../util/errors.js';
 
 export async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -8,13 +9,18 @@ export async function readStdin(): Promise<string> {
 }
 
 /** A user-facing failure: printed as one line on stderr, exit code 2, no stack trace. */
-export class UsageError extends Error {}
+export class UsageError extends ReasoningJuryError {
+  override get kind() {
+    return 'usage' as const;
+  }
+}
 
-/** Exit code of a run stopped by an endpoint outage (README, "Endpoint outages"). */
-export const OUTAGE_EXIT_CODE = 3;
-
-/** A run that stopped for a reason outside it (an endpoint down too long): one line, exit 3. */
-export class RunStoppedError extends Error {}
+/** A run that stopped for a reason outside it (an endpoint down too long): one line, exit 3 (README, "Endpoint outages"). */
+export class RunStoppedError extends ReasoningJuryError {
+  override get kind() {
+    return 'endpoint' as const;
+  }
+}
 
 /** A duration flag ("90s", "15m", "2h", "500ms"; a bare number is seconds), at least 1 ms. */
 export function parseDurationFlag(text: string, flag: string): number {

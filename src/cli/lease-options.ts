@@ -1,7 +1,7 @@
 /** The flags of every command that writes an output: how it takes the output's lease (docs/layout.md). */
 import type { Command } from 'commander';
 import type { OutputTarget } from '../compose/io.js';
-import { claimOutput, DEFAULT_LEASE_EXPIRY_MS, OutputFolderError, type LeaseSettings } from '../compose/output-claim.js';
+import { claimOutput, DEFAULT_LEASE_EXPIRY_MS, type LeaseSettings } from '../compose/output-claim.js';
 import { WHOLE_OUTPUT } from '../pipeline/lease-record.js';
 import type { OutputLease } from '../pipeline/output-lease.js';
 import { parseDurationFlag, UsageError } from './io.js';
@@ -34,9 +34,8 @@ export function leaseSettings(flags: LeaseFlags): LeaseSettings {
  * written, checked before each manifest, released at the end.
  */
 export async function withOutputLease<T>(out: OutputTarget, command: string, flags: LeaseFlags, work: (lease: OutputLease) => Promise<T>): Promise<T> {
-  const lease = await claimOutput(out, { command, scope: WHOLE_OUTPUT, settings: leaseSettings(flags) }).catch((err: unknown) => {
-    throw err instanceof OutputFolderError ? Object.assign(new UsageError(err.message), { logFields: err.logFields }) : err;
-  });
+  // An OutputFolderError (--out not writable) is a usage error by its kind: exit 2.
+  const lease = await claimOutput(out, { command, scope: WHOLE_OUTPUT, settings: leaseSettings(flags) });
   try {
     const result = await work(lease);
     if (lease.lost.aborted) throw lease.lost.reason;

@@ -1,11 +1,12 @@
 /**
  * The log options every command shares (`--log-format`, `--debug`) and how a fatal error is
  * printed: one event, level fatal, naming what failed and what to do; the stack only with
- * `--debug`. Exit codes: 2 for errors the user can fix in the command or config, 1 otherwise.
+ * `--debug`. The error's kind decides the exit code and how the line is written (util/errors.ts).
  */
 // Types only: the judging thread imports this file too, and has no use for commander itself.
 import type { Command } from 'commander';
 import { describeError, type ErrorReport } from '../util/error-report.js';
+import { ERROR_KINDS, errorKindOf, ReasoningJuryError, type ErrorKind } from '../util/errors.js';
 import { configureLogging, LOG_FORMATS, logger, logSettings, type LogFormat, type LogSettings } from '../util/log.js';
 
 /** The environment variable that sets --log-format (a container sets it once for every command). */
@@ -56,40 +57,39 @@ export function jsonRequested(argv: readonly string[], env: NodeJS.ProcessEnv = 
 
 /** A fatal error as plain data (it crosses from the judging thread to the main one). */
 export interface FatalReport extends ErrorReport {
-  /** the user can fix it in the command or config: exit 2, and the message is already the advice */
-  usage: boolean;
-  /** an exit code the error itself names (4: another writer holds the output) */
-  exitCode?: number;
+  /** decides the exit code and whether the message is printed as it is (ERROR_KINDS) */
+  kind: ErrorKind;
 }
 
-/** The exit code an error carries itself (LeaseHeldError: 4), if any. */
-export const ownExitCode = (err: unknown): number | undefined => {
-  const code = (err as { exitCode?: unknown } | null)?.exitCode;
-  return typeof code === 'number' && Number.isInteger(code) && code > 0 ? code : undefined;
-};
-
-export function fatalReport(err: unknown, usage: boolean): FatalReport {
-  const exitCode = ownExitCode(err);
-  // An error with its own exit code is written as advice, like a usage error.
-  if (exitCode !== undefined) return { message: (err as Error).message, fields: {}, usage: true, exitCode };
-  if (!usage) return { ...describeError(err), usage };
-  // A usage message is written to be read as it is (a config error lists one problem a line).
-  const stack = err instanceof Error ? err.stack : undefined;
-  const fields = (err as { logFields?: Record<string, string> } | null)?.logFields ?? {};
-  return { message: err instanceof Error ? err.message : String(err), fields, usage, ...(stack ? { stack } : {}) };
+export function fatalReport(err: unknown): FatalReport {
+  if (err instanceof ReportedError) return err.report;
+  const kind = errorKindOf(err);
+  const rule = ERROR_KINDS[kind];
+  if (!rule.asIs) return { ...describeError(err), kind };
+  // Written to be read as it is (a config error lists one problem a line).
+  const stack = rule.stack && err instanceof Error ? err.stack : undefined;
+  return { message: err instanceof Error ? err.message : String(err), fields: logFieldsOf(err), kind, ...(stack ? { stack } : {}) };
 }
+
+/** Fields an error asks to be logged with (OutputFolderError: the path and the errno code). */
+const logFieldsOf = (err: unknown): Record<string, string> => (err as { logFields?: Record<string, string> } | null)?.logFields ?? {};
 
 /** An error whose report was made elsewhere (the judging thread): printed as it is. */
-export class ReportedError extends Error {
+export class ReportedError extends ReasoningJuryError {
   constructor(readonly report: FatalReport) {
     super(report.message);
+  }
+
+  override get kind(): ErrorKind {
+    return this.report.kind;
   }
 }
 
 /** Writes the fatal event and returns the exit code. */
 export function printFatal(report: FatalReport): number {
   const debug = logSettings().debug;
-  const hint = report.hint ?? (report.usage || debug ? undefined : 'run again with --debug for the stack');
+  const rule = ERROR_KINDS[report.kind];
+  const hint = report.hint ?? (rule.asIs || debug ? undefined : 'run again with --debug for the stack');
   logger('cli').fatal(report.message, { ...report.fields, ...(hint ? { hint } : {}), ...(debug && report.stack ? { stack: report.stack } : {}) });
-  return report.exitCode ?? (report.usage ? 2 : 1);
+  return rule.exitCode;
 }

@@ -3,8 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../util/paths.js';
-import { OUTAGE_EXIT_CODE, RunStoppedError, UsageError } from './io.js';
-import { addLogOptions, applyLogSettings, fatalReport, jsonRequested, logOptionsOf, ownExitCode, printFatal, ReportedError } from './logging.js';
+import { addLogOptions, applyLogSettings, fatalReport, jsonRequested, logOptionsOf, printFatal } from './logging.js';
 
 type Register = (program: Command) => void;
 
@@ -53,13 +52,6 @@ function firstNonLogArgument(argv: readonly string[]): string | undefined {
   return undefined;
 }
 
-/** A failure the user can fix in the command or config: exit code 2 (the classes load only on failure). */
-async function isKnownError(err: unknown): Promise<boolean> {
-  if (err instanceof UsageError || ownExitCode(err) !== undefined) return true;
-  const [{ ConfigError }, { SegmentationError }] = await Promise.all([import('../config/load.js'), import('../segment/index.js')]);
-  return err instanceof ConfigError || err instanceof SegmentationError;
-}
-
 const version = JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')).version as string;
 
 const program = new Command()
@@ -73,7 +65,7 @@ addLogOptions(program);
 if (jsonRequested(process.argv.slice(2))) {
   applyLogSettings({ format: 'json', debug: false });
   program.configureOutput({
-    outputError: (text) => printFatal({ message: text.trim().replace(/^error: /, ''), fields: {}, usage: true }),
+    outputError: (text) => printFatal({ message: text.trim().replace(/^error: /, ''), fields: {}, kind: 'usage' }),
     // "(add --help for usage)" after an error: not an event; --help itself goes to stdout.
     writeErr: () => undefined,
   });
@@ -85,11 +77,10 @@ for (const [, load] of commandsFor(process.argv.slice(2))) (await load())(progra
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
+  // Commander's own error (already printed) carries its exit code: the one foreign error mapped here.
   if (err instanceof CommanderError) process.exit(err.exitCode);
   // An action may have failed before the preAction hook ran: log as the command line asked.
   applyLogSettings(logOptionsOf(program));
-  // An endpoint fault (an outage past --max-outage, a refused key): `judge` and `eval` meet it in this thread, `run` reports it from its worker.
-  const outage = err instanceof RunStoppedError || (err instanceof Error && (err.name === 'EndpointOutageError' || err.name === 'EndpointFaultError'));
-  const code = printFatal(err instanceof ReportedError ? err.report : fatalReport(err, outage || (await isKnownError(err))));
-  process.exit(outage ? OUTAGE_EXIT_CODE : code);
+  // The error's kind decides the code (util/errors.ts); `run` reports its worker's errors as a ReportedError.
+  process.exit(printFatal(fatalReport(err)));
 }

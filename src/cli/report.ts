@@ -1,8 +1,6 @@
 import type { Command } from 'commander';
 import { join, resolve } from 'node:path';
-import { buildReport, ReportInputError } from '../report/job.js';
-import { TaxonomyError } from '../taxonomy/schema.js';
-import { UsageError } from './io.js';
+import { buildReport } from '../report/job.js';
 import { logger } from '../util/log.js';
 
 const log = logger('report');
@@ -43,22 +41,18 @@ Example:
     )
     .action(async (opts: ReportCliOptions) => {
       const out = opts.out ?? join(opts.shards[0]!, '_report');
-      try {
-        const r = await buildReport({
-          shards: opts.shards,
-          out,
-          ...(opts.taxonomy ? { taxonomyFile: opts.taxonomy } : {}),
-          ...(opts.labels ? { labelsFile: opts.labels } : {}),
-          generatorKey: opts.generatorKey,
-          correctKey: opts.correctKey,
-          ...(opts.title ? { title: opts.title } : {}),
-        });
-        for (const n of r.notes) log.info(n);
-        const gens = r.fingerprints.fp_models.map((m) => `${m.generator} (${m.traces} traces, ${m.defects} defects)`).join(', ');
-        process.stdout.write(`report: ${r.htmlPath}\ntables: ${resolve(out, 'fingerprints')}/{${Object.keys(r.tablePaths).join(',')}}.parquet\ngenerators: ${gens || 'none'}\n`);
-      } catch (e) {
-        if (e instanceof ReportInputError || e instanceof TaxonomyError) throw new UsageError(e.message);
-        throw e;
-      }
+      // ReportInputError and TaxonomyError are input errors (exit 2, the line as it is) by their kind.
+      const r = await buildReport({
+        shards: opts.shards,
+        out,
+        ...(opts.taxonomy ? { taxonomyFile: opts.taxonomy } : {}),
+        ...(opts.labels ? { labelsFile: opts.labels } : {}),
+        generatorKey: opts.generatorKey,
+        correctKey: opts.correctKey,
+        ...(opts.title ? { title: opts.title } : {}),
+      });
+      for (const n of r.notes) log.info(n);
+      const gens = r.fingerprints.fp_models.map((m) => `${m.generator} (${m.traces} traces, ${m.defects} defects)`).join(', ');
+      process.stdout.write(`report: ${r.htmlPath}\ntables: ${resolve(out, 'fingerprints')}/{${Object.keys(r.tablePaths).join(',')}}.parquet\ngenerators: ${gens || 'none'}\n`);
     });
 }

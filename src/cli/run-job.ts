@@ -10,7 +10,7 @@ import { isKafkaUrl, isS3Url, openInput, openOutput, type OpenedInput, type Outp
 import { checkOneManifestSettings, identityOptions, NO_SPEND, RangeSettingsMismatch, readOutputState, type OutputState } from '../compose/resume.js';
 import { Budget, budgetWatch } from '../compose/budget.js';
 import type { RejudgeKind } from '../compose/rejudge.js';
-import { checkNesting, claimOutput, DEFAULT_LEASE_EXPIRY_MS, OutputFolderError, type LeaseSettings } from '../compose/output-claim.js';
+import { checkNesting, claimOutput, DEFAULT_LEASE_EXPIRY_MS, type LeaseSettings } from '../compose/output-claim.js';
 import { leaseScope } from '../pipeline/lease-record.js';
 import type { OutputLease } from '../pipeline/output-lease.js';
 import { InputChangedError } from '../pipeline/input-identity.js';
@@ -187,14 +187,11 @@ export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<S
  * none here: a consumer group shares its output, and each worker owns what its partitions write.
  */
 async function claim(output: OutputTarget, inputUrl: string, opts: RunJobOptions, signal: AbortSignal): Promise<OutputLease | undefined> {
-  try {
-    checkNesting(inputUrl, output.location);
-    if (isKafkaUrl(inputUrl)) return undefined;
-    const settings = opts.lease ?? { expiryMs: DEFAULT_LEASE_EXPIRY_MS, waitMs: 0, takeOver: false };
-    return await claimOutput(output, { command: 'run', scope: leaseScope(opts.rank ?? 0, opts.worldSize ?? 1), settings, signal });
-  } catch (err) {
-    throw err instanceof OutputFolderError ? Object.assign(new UsageError(err.message), { logFields: err.logFields }) : err;
-  }
+  // An OutputFolderError (--out not writable, nested in --input) is a usage error by its kind: exit 2.
+  checkNesting(inputUrl, output.location);
+  if (isKafkaUrl(inputUrl)) return undefined;
+  const settings = opts.lease ?? { expiryMs: DEFAULT_LEASE_EXPIRY_MS, waitMs: 0, takeOver: false };
+  return await claimOutput(output, { command: 'run', scope: leaseScope(opts.rank ?? 0, opts.worldSize ?? 1), settings, signal });
 }
 
 async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: OpenedInput, output: OutputTarget, done: OutputState, hooks: RunJobHooks, labelled: JuryInput, hold: IntakeHold, lease: OutputLease | undefined): Promise<StageCounters> {

@@ -1,10 +1,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { ConfigError } from '../config/load.js';
 import type { Scrape } from '../ops/server.js';
 import type { StageCounters } from '../pipeline/stage.js';
 import { isEndpointOutage } from '../llm/outage.js';
 import { newCounters } from '../pipeline/stage.js';
-import { UsageError } from './io.js';
 import { redactForLog } from '../util/log.js';
 import { applyLogSettings, fatalReport, type FatalReport } from './logging.js';
 import { runJob, type RunJobOptions } from './run-job.js';
@@ -69,10 +67,9 @@ try {
   // The stage's counters object is live: it already holds the pause that ended the run.
   if (isEndpointOutage(err)) port.postMessage({ type: 'outage', counters: latest ?? newCounters(), message: err.message } satisfies WorkerMessage);
   else {
-    // Described here: the error's fields and causes do not survive the trip to the main thread.
-    const usage = err instanceof UsageError || err instanceof ConfigError;
+    // Described here: the error's kind, fields and causes do not survive the trip to the main thread.
     // Redacted here too: this thread knows the endpoints' key variables, the main one does not.
-    port.postMessage({ type: 'error', report: redactForLog(fatalReport(err, usage)) } satisfies WorkerMessage);
+    port.postMessage({ type: 'error', report: redactForLog(fatalReport(err)) } satisfies WorkerMessage);
   }
 }
 ops?.stop();

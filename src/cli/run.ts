@@ -340,7 +340,7 @@ async function runInWorker(job: RunJobOptions, maxHeapMb: number, progressMode: 
   const exitCode = await new Promise<number>((resolve) => {
     worker.on('error', (err) => {
       const oom = (err as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY';
-      failure ??= fatalReport(oom ? Object.assign(err, { hint: OOM_HINT }) : err, false);
+      failure ??= fatalReport(oom ? Object.assign(err, { hint: OOM_HINT }) : err);
     });
     worker.on('exit', resolve);
   });

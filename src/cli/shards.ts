@@ -9,6 +9,7 @@ import { FileFormat, MANIFEST_TABLE_NAMES, type ManifestTableName } from '../../
 import type { FileFilter } from '../pipeline/shard-list.js';
 import { UsageError } from './io.js';
 import { loadJuryConfig } from './jury-setup.js';
+import { ReasoningJuryError } from '../util/errors.js';
 
 interface ShardsOptions {
   config?: string;
@@ -33,8 +34,10 @@ function filterOf(opts: ShardsOptions): FileFilter {
 }
 
 /** No output there: one line, exit 1 (an empty listing or "all match" would pass for a checked output). */
-class NoOutputError extends Error {
-  readonly exitCode = 1;
+class NoOutputError extends ReasoningJuryError {
+  override get kind() {
+    return 'output' as const;
+  }
 }
 
 /** The output's store; the listing modules load here, not when the command is registered (--help stays light). */

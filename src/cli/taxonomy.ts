@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
 import { basename, dirname, resolve } from 'node:path';
 import { LocalObjectStore } from '../pipeline/object-store.js';
-import { readInduceInput, InputError } from '../induce/input.js';
-import { induceTaxonomy, ResumeMismatchError } from '../induce/job.js';
+import { readInduceInput } from '../induce/input.js';
+import { induceTaxonomy } from '../induce/job.js';
 import { InductionError } from '../induce/phases.js';
 import { writeLabels } from '../induce/labels.js';
-import { loadTaxonomy, TaxonomyError } from '../taxonomy/schema.js';
+import { loadTaxonomy } from '../taxonomy/schema.js';
 import { inducerSeat, taxonomySettings } from '../taxonomy/seats.js';
 import { UsageError } from './io.js';
 import { JURY_OPTION_HELP, loadJuryConfig, openJury, type JuryOptions } from './jury-setup.js';
@@ -48,9 +48,8 @@ async function induceAction(opts: InduceCliOptions): Promise<void> {
   const settings = taxonomySettings(config);
   const labelsPath = opts.labels ?? defaultLabelsPath(opts.out);
   const workDir = resolve(opts.work ?? `${opts.out}.work`);
-  const input = await readInduceInput(opts.defects, opts.generatorKey).catch((e: Error) => {
-    throw e instanceof InputError ? new UsageError(e.message) : e;
-  });
+  // An InputError (no such folder, no committed ranges) is an input error by its kind: exit 2.
+  const input = await readInduceInput(opts.defects, opts.generatorKey);
   log.info(`${input.defects.length} defects from ${opts.defects.length} folder(s)${input.duplicates ? ` (${input.duplicates} duplicate ids skipped)` : ''}; checkpoints in ${workDir}`);
   const runtime = await openJury(config, opts);
   const stop = new AbortController();
@@ -83,7 +82,8 @@ async function induceAction(opts: InduceCliOptions): Promise<void> {
         last = line;
       },
     }).catch((e: Error) => {
-      throw e instanceof ResumeMismatchError || e instanceof InductionError || e instanceof InputError ? new UsageError(e.message) : e;
+      // The induction found nothing to build, or the model could not consolidate: the user's to act on here.
+      throw e instanceof InductionError ? new UsageError(e.message) : e;
     });
     if (result.stopped || !result.taxonomy) {
       process.stdout.write(`stopped early: run the same command again to continue from ${workDir}\n`);
@@ -146,13 +146,7 @@ Example:
     .description('check a taxonomy file and print its categories and leaf counts')
     .argument('[file]', 'taxonomy JSON (default: the shipped taxonomy/default.json)')
     .action((file?: string) => {
-      let t;
-      try {
-        t = loadTaxonomy(file);
-      } catch (e) {
-        if (e instanceof TaxonomyError) throw new UsageError(e.message);
-        throw e;
-      }
+      const t = loadTaxonomy(file); // a TaxonomyError is an input error by its kind: exit 2
       const lines = t.categories.map((c) => `${c.id.padEnd(24)} ${String(c.leaves.length).padStart(3)}  ${c.name}`);
       process.stdout.write(`${t.name}\n${lines.join('\n')}\n${t.categories.length} categories, ${t.categories.reduce((a, c) => a + c.leaves.length, 0)} leaves\n`);
     });

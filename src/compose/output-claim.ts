@@ -9,6 +9,7 @@ import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'nod
 import { acquireLease, type OutputLease } from '../pipeline/output-lease.js';
 import type { OutputTarget } from './io.js';
 import { isKafkaUrl, isS3Url } from './io.js';
+import { ReasoningJuryError } from '../util/errors.js';
 
 export interface LeaseSettings {
   /** how long a lease lasts without renewal; renewed every quarter of it */
@@ -22,13 +23,17 @@ export interface LeaseSettings {
 export const DEFAULT_LEASE_EXPIRY_MS = 2 * 60_000;
 
 /** A problem the user fixes on the command line: the message is the one line to print. */
-export class OutputFolderError extends Error {
+export class OutputFolderError extends ReasoningJuryError {
   /** Kept as fields of the fatal event (`--log-format json`), so a log query can match on them. */
   constructor(
     message: string,
     readonly logFields: Record<string, string> = {},
   ) {
     super(message);
+  }
+
+  override get kind() {
+    return 'usage' as const;
   }
 }
 

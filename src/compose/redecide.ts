@@ -21,6 +21,7 @@ import { readCorpusPart } from '../pipeline/corpus-read.js';
 import type { ObjectStore } from '../pipeline/object-store.js';
 import { listCommitted, ShardCommitter } from '../pipeline/shard-commit.js';
 import { readArrowIpcRows, readParquetRows, type PlainRow } from '../pipeline/shard-read.js';
+import { ReasoningJuryError } from '../util/errors.js';
 
 export interface RedecideOptions {
   from: ObjectStore;
@@ -46,7 +47,11 @@ export interface RedecideResult {
 }
 
 /** A problem with the inputs of `decide` the user fixes (exit 2, one line). */
-export class RedecideError extends Error {}
+export class RedecideError extends ReasoningJuryError {
+  override get kind() {
+    return 'internal' as const;
+  }
+}
 
 /** Identifies a policy in the new manifests, so a resume with another policy is refused. */
 export function policyHash(policy: FilterPolicy): string {

@@ -9,6 +9,7 @@ import { COMMITS_PREFIX, manifestKey } from '../pipeline/layout.js';
 import type { ObjectStore } from '../pipeline/object-store.js';
 import { listCommitted } from '../pipeline/shard-commit.js';
 import type { CommittedRanges } from '../pipeline/source.js';
+import { ReasoningJuryError } from '../util/errors.js';
 
 export interface OutputState {
   ranges: CommittedRanges;
@@ -44,7 +45,10 @@ export function rangeOf(m: CommitManifest): ManifestRange | null {
 const describe = (s: RangeSettings) => `--range-records ${s.max_records} --range-mb ${+(s.max_chars / 1024 / 1024).toFixed(3)} --format ${s.formats.length > 1 ? 'both' : s.formats[0]}${s.corpus ? ` --corpus ${s.corpus}` : ''}`;
 
 /** Thrown when the output was written with other range settings: resuming would rename ranges. */
-export class RangeSettingsMismatch extends Error {
+export class RangeSettingsMismatch extends ReasoningJuryError {
+  override get kind() {
+    return 'input' as const;
+  }
   constructor(location: string, found: RangeSettings, wanted: RangeSettings) {
     super(`${location} was written with ${describe(found)}, this run has ${describe(wanted)}: keep the same settings to resume, or use another --out`);
     this.name = 'RangeSettingsMismatch';

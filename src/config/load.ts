@@ -5,8 +5,12 @@ import { createRequire } from 'node:module';
 import type { z } from 'zod';
 import { FilterPolicy, JuryConfig, type JuryConfigInput } from '../../schemas/config.js';
 import { pathProblems, resolveConfigPaths, WRITTEN_PATHS, type LoadedConfig } from './paths.js';
+import { ReasoningJuryError } from '../util/errors.js';
 
-export class ConfigError extends Error {
+export class ConfigError extends ReasoningJuryError {
+  override get kind() {
+    return 'config' as const;
+  }
   constructor(message: string) {
     super(message);
     this.name = 'ConfigError';

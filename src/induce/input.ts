@@ -5,6 +5,7 @@ import { Impact } from '../../schemas/defect.js';
 import { LocalObjectStore } from '../pipeline/object-store.js';
 import { listCommitted } from '../pipeline/shard-commit.js';
 import { readCommittedRows } from '../pipeline/shard-read.js';
+import { ReasoningJuryError } from '../util/errors.js';
 
 /** One defect as induction sees it: its text, and the generator of the trace it came from. */
 export interface InduceDefect {
@@ -28,7 +29,11 @@ export function generatorOf(meta: unknown, key: string): string {
   }
 }
 
-export class InputError extends Error {}
+export class InputError extends ReasoningJuryError {
+  override get kind() {
+    return 'input' as const;
+  }
+}
 
 /**
  * Defects of one or more run output folders (committed ranges only), pooled. A defect id seen

@@ -6,6 +6,7 @@ import { TaxonomyIndex, type Taxonomy } from '../taxonomy/schema.js';
 import { InputError, inputHash, interleave, type InduceDefect } from './input.js';
 import { assignPhase, consolidatePhase, growPhase, type PhaseContext } from './phases.js';
 import { readState, writeState, type InduceParams, type InduceState } from './state.js';
+import { ReasoningJuryError } from '../util/errors.js';
 
 /**
  * `taxonomy induce` (paper App. J): grow -> consolidate -> assign over pooled defects, with a
@@ -38,7 +39,11 @@ export interface InduceResult {
   labels: LabelRow[];
 }
 
-export class ResumeMismatchError extends Error {}
+export class ResumeMismatchError extends ReasoningJuryError {
+  override get kind() {
+    return 'input' as const;
+  }
+}
 
 function freshState(input: string, params: InduceParams, batches: number): InduceState {
   return { version: 1, input, params, grow: { batches, next: 0, tree: { categories: [] }, added: 0, restored: 0, skipped: [] }, consolidation: null, assign: null, done: false };

@@ -9,6 +9,7 @@ import { ConsolidateReply, GrowReply, type DraftTree } from '../taxonomy/wire.js
 import type { InduceDefect } from './input.js';
 import type { InduceState } from './state.js';
 import { freezeTree, mergeGrown, reconcileConsolidation } from './tree.js';
+import { ReasoningJuryError } from '../util/errors.js';
 
 /** What the three passes share. `save` persists the state after each step. */
 export interface PhaseContext {
@@ -66,7 +67,11 @@ export async function growPhase(ctx: PhaseContext, batchSize: number): Promise<b
   return true;
 }
 
-export class InductionError extends Error {}
+export class InductionError extends ReasoningJuryError {
+  override get kind() {
+    return 'internal' as const;
+  }
+}
 
 /** Consolidate: one call over the grown tree, reconciled and frozen with stable ids. */
 export async function consolidatePhase(ctx: PhaseContext, name: string): Promise<boolean> {

@@ -13,6 +13,7 @@
  */
 import { isRejectedField } from './rejection.js';
 import { ProviderError } from './types.js';
+import { ReasoningJuryError } from '../util/errors.js';
 
 export type OutageKind = 'connection' | 'timeout' | 'server_error';
 /** `unknown_model`: 404, the model (or the API path of base_url) is not served there */
@@ -47,7 +48,10 @@ const seconds = (ms: number) => (ms >= 120_000 ? `${Math.round(ms / 60_000)} min
  * it into a failed juror, a verdict with `error` or a dead letter: the record was never judged,
  * so it must stay uncommitted and be judged by the next run. The message is the run's one line.
  */
-export abstract class EndpointStopError extends Error {
+export abstract class EndpointStopError extends ReasoningJuryError {
+  override get kind() {
+    return 'endpoint' as const;
+  }
   abstract readonly endpoint: string;
 }
 
@@ -78,7 +82,8 @@ export class EndpointFaultError extends EndpointStopError {
   override name = 'EndpointFaultError';
   constructor(
     readonly endpoint: string,
-    readonly kind: EndpointFaultKind,
+    /** what is wrong with the endpoint (`kind` is the error's kind: endpoint, exit 3) */
+    readonly fault: EndpointFaultKind,
     message: string,
   ) {
     super(message);

@@ -13,6 +13,7 @@
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { ReasoningJuryError } from '../util/errors.js';
 
 type FetchLike = typeof globalThis.fetch;
 
@@ -46,7 +47,10 @@ export function connectionPool(maxSockets: number, idleMs = IDLE_MS): Connection
 }
 
 /** A reply body longer than the endpoint allows (`max_reply_bytes`): reading it stopped there. */
-export class ReplyTooLargeError extends Error {
+export class ReplyTooLargeError extends ReasoningJuryError {
+  override get kind() {
+    return 'internal' as const;
+  }
   override name = 'ReplyTooLargeError';
   constructor(readonly limit: number) {
     super(`the reply was larger than ${limit} bytes; reading stopped there`);

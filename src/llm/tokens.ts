@@ -11,6 +11,7 @@
 import { DEFAULT_MAX_TOKENS, type MaxTokensConfig } from '../../schemas/config.js';
 import type { Phase } from '../../schemas/usage.js';
 import type { ChatMessage, EndpointConfig, ParticipantConfig, WindowSource } from './types.js';
+import { ReasoningJuryError } from '../util/errors.js';
 
 export { DEFAULT_MAX_TOKENS };
 
@@ -41,7 +42,10 @@ export function estimatePromptTokens(messages: readonly ChatMessage[]): number {
 }
 
 /** A prompt that cannot fit the model's context window with its max_tokens; nothing was sent. */
-export class PromptTooLargeError extends Error {
+export class PromptTooLargeError extends ReasoningJuryError {
+  override get kind() {
+    return 'internal' as const;
+  }
   constructor(
     message: string,
     readonly promptTokens: number,

@@ -2,6 +2,7 @@ import type { ZodType } from 'zod';
 import type { EndpointConfig, ParticipantConfig } from '../../schemas/config.js';
 import type { CallUsage, Phase } from '../../schemas/usage.js';
 import type { FinishReason } from './finish-reason.js';
+import { ReasoningJuryError } from '../util/errors.js';
 
 export type { FinishReason };
 
@@ -78,7 +79,10 @@ export const PROBE_PROMPT = 'Answer with a JSON object whose only key "ok" is th
 /** Failures that say the server could not be reached or did not answer, whatever was asked. */
 export type ReachFailure = 'connection' | 'timeout';
 
-export class ProviderError extends Error {
+export class ProviderError extends ReasoningJuryError {
+  override get kind() {
+    return 'internal' as const;
+  }
   constructor(
     message: string,
     readonly retryable: boolean,
@@ -141,7 +145,10 @@ export interface CallResult<T> {
 }
 
 /** A failed logical call; usage covers all attempts so the ledger still counts them. */
-export class ModelCallError extends Error {
+export class ModelCallError extends ReasoningJuryError {
+  override get kind() {
+    return 'internal' as const;
+  }
   constructor(
     message: string,
     readonly usage: CallUsage,

@@ -18,6 +18,7 @@ import { pipeline } from 'node:stream/promises';
 import { modelCacheDir } from './cache.js';
 import { catalogModel, type CatalogModel } from './catalog.js';
 import { extractZipEntry, listZip } from './zip.js';
+import { ReasoningJuryError } from '../util/errors.js';
 
 export interface FetchOptions {
   cacheDir?: string;
@@ -40,7 +41,10 @@ export interface FetchedModel {
   reused: boolean;
 }
 
-export class ModelFetchError extends Error {
+export class ModelFetchError extends ReasoningJuryError {
+  override get kind() {
+    return 'usage' as const;
+  }
   override name = 'ModelFetchError';
 }
 

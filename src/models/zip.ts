@@ -9,6 +9,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { crc32, createInflateRaw } from 'node:zlib';
+import { ReasoningJuryError } from '../util/errors.js';
 
 export interface ZipEntry {
   name: string;
@@ -24,7 +25,10 @@ const CEN_SIG = 0x02014b50;
 const LOC_SIG = 0x04034b50;
 const MAX_COMMENT = 0xffff;
 
-export class ZipError extends Error {
+export class ZipError extends ReasoningJuryError {
+  override get kind() {
+    return 'internal' as const;
+  }
   override name = 'ZipError';
 }
 

@@ -34,6 +34,7 @@ import {
 } from 'apache-arrow';
 import type { ArrowHint } from '../../schemas/outputs.js';
 import { columnData } from './arrow-columns.js';
+import { ReasoningJuryError } from '../util/errors.js';
 
 type AnyObject = z.ZodObject<z.ZodRawShape>;
 
@@ -48,7 +49,10 @@ interface ZodDefView {
 const defOf = (s: z.ZodType): ZodDefView => s._zod.def as unknown as ZodDefView;
 const hintOf = (s: z.ZodType): ArrowHint | undefined => z.globalRegistry.get(s)?.arrow;
 
-export class ArrowMappingError extends Error {
+export class ArrowMappingError extends ReasoningJuryError {
+  override get kind() {
+    return 'internal' as const;
+  }
   override name = 'ArrowMappingError';
 }
 
@@ -180,7 +184,10 @@ export function arrowSchemaFor(schema: AnyObject, metadata?: Record<string, stri
   return new Schema(fields, metadata ? new Map(Object.entries(metadata)) : undefined);
 }
 
-export class ShardRowError extends Error {
+export class ShardRowError extends ReasoningJuryError {
+  override get kind() {
+    return 'internal' as const;
+  }
   override name = 'ShardRowError';
   constructor(
     readonly rowIndex: number,

@@ -21,6 +21,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import type { ChangedInputPolicy } from '../../schemas/config.js';
 import type { SourceItem } from './source.js';
+import { ReasoningJuryError } from '../util/errors.js';
 
 /** The record's digest: the connector's (bytes as read) when it has one, else its parsed value's JSON. */
 export function itemDigest(item: SourceItem): string {
@@ -49,7 +50,10 @@ export interface IdentityOptions {
 }
 
 /** Thrown (policy `error`) when a committed range's records are no longer what was judged. */
-export class InputChangedError extends Error {
+export class InputChangedError extends ReasoningJuryError {
+  override get kind() {
+    return 'input' as const;
+  }
   constructor(readonly unit: string, what: string) {
     super(`input ${unit} changed since it was judged: ${what}; run with --on-changed-input rejudge to judge its changed ranges again, or write to another --out`);
     this.name = 'InputChangedError';

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, open, readFile, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
+import { ReasoningJuryError } from '../util/errors.js';
 
 export interface ObjectStore {
   /** Atomically create or replace `key` with `bytes`, durable once the promise resolves. */
@@ -47,7 +48,10 @@ export interface ObjectStore {
  * A create-only put (createObject) found the key already there: another writer got there first.
  * The range commit turns it into "already committed by someone else", the lease into "held".
  */
-export class ObjectExistsError extends Error {
+export class ObjectExistsError extends ReasoningJuryError {
+  override get kind() {
+    return 'storage' as const;
+  }
   constructor(readonly key: string) {
     super(`object already exists: ${key}`);
     this.name = 'ObjectExistsError';
@@ -108,9 +112,11 @@ async function fsyncDir(dir: string): Promise<void> {
  * The output folder was there and is gone: the run stops rather than recreate it, since the
  * ranges committed in it so far went with it and a summary counting them would be false.
  */
-export class OutputGoneError extends Error {
+export class OutputGoneError extends ReasoningJuryError {
   /** the command exits 1 with this line as it is (no stack hint): there is nothing to debug */
-  readonly exitCode = 1;
+  override get kind() {
+    return 'output' as const;
+  }
 
   constructor(readonly root: string) {
     super(`the output folder ${root} vanished while this command was writing it; it is not recreated, and the ranges committed in it are gone with it`);

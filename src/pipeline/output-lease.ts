@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { ObjectExistsError, OutputGoneError, type ObjectStore } from './object-store.js';
 import { describeHolder, encodeLease, holderDeadHere, isLive, LEASE_PREFIX, leaseKey, parseLease, parseLeaseKey, pidNamespace, scopesConflict, type LeaseRecord } from './lease-record.js';
+import { ReasoningJuryError } from '../util/errors.js';
 
 export interface LeaseOptions {
   scope: string;
@@ -29,13 +30,12 @@ export interface LeaseOptions {
   signal?: AbortSignal;
 }
 
-/** Exit code of a command refused because another writer holds the output. */
-export const LEASE_HELD_EXIT_CODE = 4;
-
 /** Another live writer holds the output: the one line names it. Exit code 4 (README, docs/layout.md). */
-export class LeaseHeldError extends Error {
-  /** the process exits with it: a script can tell "someone else is writing" from a failure */
-  readonly exitCode = LEASE_HELD_EXIT_CODE;
+export class LeaseHeldError extends ReasoningJuryError {
+  /** exit 4: a script can tell "someone else is writing" from a failure */
+  override get kind() {
+    return 'lease' as const;
+  }
 
   constructor(
     readonly location: string,
@@ -47,9 +47,11 @@ export class LeaseHeldError extends Error {
 }
 
 /** The lease went to another writer (or the output went away) while this one ran. */
-export class LeaseLostError extends Error {
+export class LeaseLostError extends ReasoningJuryError {
   /** exit 1 with this line as it is: what happened is said, there is nothing to debug */
-  readonly exitCode = 1;
+  override get kind() {
+    return 'output' as const;
+  }
 
   constructor(message: string) {
     super(message);

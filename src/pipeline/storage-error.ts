@@ -1,3 +1,4 @@
+import { ReasoningJuryError } from '../util/errors.js';
 /**
  * A storage operation that failed for good, as one typed error: what was being done (op), to
  * which object (key, and where that is: a path or an s3:// URL), in which output store, for
@@ -59,7 +60,10 @@ export function storageFailureLine(f: StorageFailure): string {
   return `${head}${visible}. ${todo}: committed ranges are kept and not judged again`;
 }
 
-export class StorageError extends Error {
+export class StorageError extends ReasoningJuryError {
+  override get kind() {
+    return 'storage' as const;
+  }
   override name = 'StorageError';
 
   constructor(

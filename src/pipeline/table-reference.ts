@@ -15,6 +15,7 @@ import { z } from 'zod';
 import { CORPUS_RECORD_COLUMN, CorpusRow, SHARD_TABLES, type ShardTableName } from '../../schemas/outputs.js';
 import { arrowSchemaFor } from './arrow-schema.js';
 import { corpusKey, shardKey } from './layout.js';
+import { ReasoningJuryError } from '../util/errors.js';
 
 type AnyObject = z.ZodObject<z.ZodRawShape>;
 
@@ -57,7 +58,10 @@ function filesOf(name: string): { files: string; partitions: string[] } | undefi
   return { files, partitions: files.split('/').flatMap((seg) => /^(\w+)=/.exec(seg)?.slice(1) ?? []) };
 }
 
-export class TableDocError extends Error {
+export class TableDocError extends ReasoningJuryError {
+  override get kind() {
+    return 'internal' as const;
+  }
   override name = 'TableDocError';
 }
 

@@ -9,6 +9,7 @@ import { loadTaxonomy, type Taxonomy } from '../taxonomy/schema.js';
 import { computeFingerprints, type DefectIn, type TraceIn } from './fingerprints.js';
 import { renderReport } from './html.js';
 import { FINGERPRINT_TABLES, type Fingerprints, type FingerprintTableName } from './tables.js';
+import { ReasoningJuryError } from '../util/errors.js';
 
 export interface ReportOptions {
   /** run output folders (their committed ranges are read) */
@@ -30,7 +31,11 @@ export interface ReportResult {
   notes: string[];
 }
 
-export class ReportInputError extends Error {}
+export class ReportInputError extends ReasoningJuryError {
+  override get kind() {
+    return 'input' as const;
+  }
+}
 
 async function readRuns(dirs: readonly string[]): Promise<{ traces: TraceIn[]; defects: Array<DefectIn & { defect_id: string }> }> {
   const traces: TraceIn[] = [];

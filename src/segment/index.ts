@@ -1,3 +1,4 @@
+import { ReasoningJuryError } from '../util/errors.js';
 /**
  * Trace -> numbered steps. The paper's rule (§2.1): a boundary is an end-of-sentence character
  * followed by a blank line, which keeps code blocks and multi-line derivations together.
@@ -16,7 +17,11 @@ export interface Step {
 const SENTENCE_END_BLANK_LINE = /(?<=[.!?])\s*\n\s*\n+/;
 const BLANK_LINE = /\n\s*\n+/;
 
-export class SegmentationError extends Error {}
+export class SegmentationError extends ReasoningJuryError {
+  override get kind() {
+    return 'input' as const;
+  }
+}
 
 function split(text: string, boundary: RegExp): string[] {
   return text

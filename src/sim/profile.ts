@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { ReasoningJuryError } from '../util/errors.js';
 
 /**
  * Simulator profile: how each simulated model behaves. A file holds a top-level `seed` and
@@ -269,7 +270,11 @@ export interface SimProfile {
   default: ModelProfile | null;
 }
 
-export class ProfileError extends Error {}
+export class ProfileError extends ReasoningJuryError {
+  override get kind() {
+    return 'internal' as const;
+  }
+}
 
 function resolve(name: string, ...layers: (ModelEntry | undefined)[]): ModelProfile {
   let merged: Record<string, unknown> = { ...BASE_MODEL };

@@ -1,11 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { Taxonomy, TaxonomyCategory, TaxonomyLeaf } from '../../schemas/taxonomy.js';
 import { defaultTaxonomyPath } from '../util/paths.js';
+import { ReasoningJuryError } from '../util/errors.js';
 
 /** The taxonomy contract lives in schemas/taxonomy.ts; loading and lookups are here. */
 export { Taxonomy, TaxonomyCategory, TaxonomyLeaf, defaultTaxonomyPath };
 
-export class TaxonomyError extends Error {
+export class TaxonomyError extends ReasoningJuryError {
+  override get kind() {
+    return 'input' as const;
+  }
   override name = 'TaxonomyError';
 }
 

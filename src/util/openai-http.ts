@@ -4,6 +4,7 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ReasoningJuryError } from './errors.js';
 
 export interface Listening {
   /** OpenAI-style base URL: http://host:port/v1 */
@@ -45,7 +46,10 @@ export async function listenOpenAICompatible(server: Server, port = 0, host = '1
 }
 
 /** An error that becomes an OpenAI-shaped JSON error response. */
-export class HttpError extends Error {
+export class HttpError extends ReasoningJuryError {
+  override get kind() {
+    return 'internal' as const;
+  }
   constructor(
     readonly status: number,
     readonly code: string,

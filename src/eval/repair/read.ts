@@ -10,11 +10,16 @@ import { RepairRow } from '../../../schemas/repair.js';
 import type { ObjectStore } from '../../pipeline/object-store.js';
 import { committedFiles } from '../../pipeline/shard-list.js';
 import { type PlainRow, readArrowIpcRows, readCommittedRows, readParquetRows } from '../../pipeline/shard-read.js';
+import { ReasoningJuryError } from '../../util/errors.js';
 
 export const REPAIRS_TABLE = 'repairs';
 
 /** A file or row that does not hold what `eval repair` reads (exit 2, one line). */
-export class RepairReadError extends Error {}
+export class RepairReadError extends ReasoningJuryError {
+  override get kind() {
+    return 'input' as const;
+  }
+}
 
 function parseRows(rows: readonly PlainRow[], where: string): RepairRow[] {
   return rows.map((r, i) => {

@@ -9,6 +9,7 @@ import type { ExternalSeatConfig } from '../../../schemas/external.js';
 import type { Defect } from '../../../schemas/defect.js';
 import type { Judgement } from '../../../schemas/verdict.js';
 import { type Converted, fromDefects, fromFirstError, fromSections, fromStepScores } from './convert.js';
+import { ReasoningJuryError } from '../../util/errors.js';
 
 /** What a loaded source holds for one record. */
 export type ExternalEntry =
@@ -34,7 +35,10 @@ export interface ExternalInput {
 }
 
 /** A record the source lacks under `on_missing: dead_letter`: the record leaves unjudged with this reason. */
-export class ExternalRecordMissing extends Error {
+export class ExternalRecordMissing extends ReasoningJuryError {
+  override get kind() {
+    return 'internal' as const;
+  }
   override readonly name = 'ExternalRecordMissing';
 }
 

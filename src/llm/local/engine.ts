@@ -13,6 +13,7 @@ import type { ChatMessage } from '../types.js';
 import { DEFAULT_GRAMMAR_LIMITS, limitsForBudget, toGrammarSchema, type GrammarLimits } from './grammar.js';
 import { TurnQueue } from './queue.js';
 import { logger } from '../../util/log.js';
+import { ReasoningJuryError } from '../../util/errors.js';
 
 const localLog = logger('local');
 
@@ -69,7 +70,10 @@ export interface EngineStats {
 export type EngineErrorCode = 'timeout' | 'aborted' | 'context_overflow' | 'invalid_schema' | 'closed' | 'load' | 'generation';
 
 /** `retryable`: another try may succeed (a timeout, a glitch in decoding), unlike a bad request. */
-export class LocalEngineError extends Error {
+export class LocalEngineError extends ReasoningJuryError {
+  override get kind() {
+    return 'internal' as const;
+  }
   constructor(
     message: string,
     readonly code: EngineErrorCode,
