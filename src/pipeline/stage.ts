@@ -1,8 +1,9 @@
 /**
- * The stage: pull → intake chain → judge pool → range committer. This file is the executor's
- * wiring: the window, the pull loop, stopping and halting. What happens to a record on intake
- * is ./intake.ts, its steps are ./steps/index.ts run by ./judge-pool.ts, and how a range becomes
- * durable is ./range-committer.ts (its states: ./range-state.ts).
+ * The stage: intake chain → judge pool → range committer. This file is the executor's wiring:
+ * the window, stopping and halting. The intake chain is ./source-pull.ts (pulling) and
+ * ./intake.ts (mapping, revocation, duplicate ids, the resume gate); a record's steps are
+ * ./steps/index.ts, run by ./judge-pool.ts; how a range becomes durable is ./range-committer.ts
+ * (its states: ./range-state.ts).
  *
  * Each record holds a window slot from the moment it is pulled until its range is committed,
  * which bounds memory and turns a slow jury or sink into slower reading. Every record pulled
