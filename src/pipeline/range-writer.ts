@@ -31,7 +31,7 @@ export class RangeWriter {
   /** content hash of the records assigned so far (./input-identity.ts); absent when not tracked */
   private content: Hash | undefined;
   /** the judged records as read, for the corpus (one range of one unit: one input schema) */
-  private readonly inputs = new Map<number, { raw: unknown; position: Finished['position'] }>();
+  private readonly inputs = new Map<number, { raw: unknown; position: Finished['position']; rows: DerivedRows }>();
   private columns: Schema | undefined;
 
   constructor(
@@ -78,7 +78,7 @@ export class RangeWriter {
     if (env.dead) this.dead.set(env.position.offset, env.dead);
     else {
       this.judged.set(env.position.offset, env.rows);
-      this.inputs.set(env.position.offset, { raw: env.item.ok ? env.item.raw : null, position: env.position });
+      this.inputs.set(env.position.offset, { raw: env.item.ok ? env.item.raw : null, position: env.position, rows: env.rows });
       if (env.item.ok && env.item.columns) this.columns ??= env.item.columns;
     }
     return this.checkComplete();
@@ -148,7 +148,7 @@ export class RangeWriter {
   corpus(format: CorpusBatch['format']): CorpusBatch {
     const entries = [...this.inputs.entries()]
       .sort((a, b) => a[0] - b[0])
-      .map(([offset, input]) => ({ row: corpusRow(this.judged.get(offset)!, input.position), raw: input.raw }));
+      .map(([, input]) => ({ row: corpusRow(input.rows, input.position), raw: input.raw }));
     return { format, entries, ...(this.columns ? { columns: this.columns } : {}) };
   }
 }
