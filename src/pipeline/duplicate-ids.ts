@@ -11,7 +11,7 @@
  * redelivery of one offset) is the same record, not a duplicate.
  */
 import type { DuplicateIdPolicy } from '../../schemas/config.js';
-import type { Envelope } from './envelope.js';
+import type { Admitted, Dead } from './envelope.js';
 
 export interface Duplicate {
   record_id: string;
@@ -25,7 +25,7 @@ export class DuplicateIds {
   constructor(readonly policy: DuplicateIdPolicy) {}
 
   /** Remembers the record's id; returns the first copy when this one is a later copy. */
-  see(env: Envelope): Duplicate | null {
+  see(env: Admitted | Dead): Duplicate | null {
     if (this.policy === 'keep_all' || !env.record) return null;
     const id = env.record.id;
     const here = `${env.position.unit}:${env.position.offset}`;

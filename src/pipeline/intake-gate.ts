@@ -4,6 +4,8 @@
  * pause its units (Kafka partitions), and counts the pauses and their time in StageCounters.
  */
 import type { HealthView } from '../llm/health.js';
+import type { Logger } from '../util/log.js';
+import { limitedLog } from '../util/repeat-limiter.js';
 
 export interface IntakeGate {
   /** why intake must wait now (one line), or null when it may go on */
@@ -116,4 +118,36 @@ export class PauseTracker {
     this.counters.paused_ms = this.before + (this.now() - this.since);
     this.hooks.progress();
   }
+}
+
+export interface PauseWiring {
+  /** told to pause and resume its units (Kafka partitions) */
+  source: { streaming?: { hold?(held: boolean): void } | undefined };
+  signal?: AbortSignal | undefined;
+  log: Logger;
+  progress(): void;
+}
+
+/**
+ * The stage's pause tracker over `gate`, with one log line per kind of event per window (an
+ * endpoint that flaps pauses and resumes often). `close` ends it and its log.
+ */
+export function trackPauses(gate: IntakeGate, counters: PauseCounters, w: PauseWiring): { tracker: PauseTracker; close(): void } {
+  const pauses = limitedLog(w.log);
+  const tracker = new PauseTracker(gate, counters, {
+    hold: (held) => {
+      w.source.streaming?.hold?.(held);
+      // Already stopping when the outage began: nothing will wait for it to end.
+      if (held && w.signal?.aborted) queueMicrotask(() => gate.stopWaiting?.());
+    },
+    log: (line, resumed) => (resumed ? pauses.write('info', 'intake resumed', line) : pauses.write('warn', 'intake paused', line)),
+    progress: () => w.progress(),
+  });
+  // Stopping during an outage: the records waiting for it give up now (uncommitted) instead
+  // of at the maximum outage.
+  w.signal?.addEventListener('abort', () => {
+    tracker.wake();
+    if (tracker.held) gate.stopWaiting?.();
+  }, { once: true });
+  return { tracker, close: () => (tracker.stop(), pauses.close()) };
 }

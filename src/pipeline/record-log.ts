@@ -5,10 +5,10 @@
  */
 import type { Logger } from '../util/log.js';
 import { limitedLog } from '../util/repeat-limiter.js';
-import type { Envelope } from './envelope.js';
+import type { Finished } from './envelope.js';
 
 export interface RecordLog {
-  finished(env: Envelope): void;
+  finished(env: Finished): void;
   /** writes the repeat counts still held back */
   close(): void;
 }

@@ -9,7 +9,7 @@ import { DEFAULT_MAX_STEPS, type JuryConfig } from '../../schemas/config.js';
 import { FieldMapping, TraceRecord } from '../../schemas/trace.js';
 import type { SourcePosition } from '../../schemas/trace.js';
 import { stepCapReason } from '../segment/index.js';
-import { deadLetter, type Envelope } from './envelope.js';
+import { type Admitted, type Dead, deadLetter } from './envelope.js';
 import {
   DEFAULT_MAX_RAW_TEXT_BYTES,
   formatLimit,
@@ -279,7 +279,7 @@ export const intakeSettings = (config: Pick<JuryConfig, 'input' | 'segmentation'
 });
 
 export interface Intake {
-  env: Envelope;
+  env: Admitted | Dead;
   /** input size for range rotation: deterministic from the input, cheap to compute */
   chars: number;
 }

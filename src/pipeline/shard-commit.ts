@@ -70,6 +70,14 @@ export interface CommitResult {
   alreadyCommitted: boolean;
 }
 
+/** Told as a commit passes its points (the range's state, ./range-state.ts). */
+export interface CommitPhases {
+  /** every part is written (under the range's staging folder when the store can move) */
+  staged?(): void;
+  /** the manifest is created: the range is committed */
+  manifestWritten?(): void;
+}
+
 interface EncodedFile {
   entry: Omit<ShardFileEntry, 'bytes' | 'sha256'>;
   bytes: Uint8Array;
@@ -122,7 +130,7 @@ export class ShardCommitter {
    * the parts, writes the manifest, then moves the parts to their names. Idempotent: an already
    * committed range is left untouched.
    */
-  async commit(req: CommitRequest): Promise<CommitResult> {
+  async commit(req: CommitRequest, phases: CommitPhases = {}): Promise<CommitResult> {
     const existing = await this.committed(req.first, req.last);
     if (existing) return { manifest: existing, alreadyCommitted: true };
     const { files: encoded, rowsPerTable, recordIds } = await this.encode(req);
@@ -141,6 +149,7 @@ export class ShardCommitter {
       if (staging) await this.removeStaged(staging).catch(() => undefined);
       throw failed.reason;
     }
+    phases.staged?.();
     const files = settled.map((r) => (r as PromiseFulfilledResult<ShardFileEntry>).value);
     files.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     const unsealed = CommitManifest.parse({
@@ -163,6 +172,7 @@ export class ShardCommitter {
     if (res.alreadyCommitted) {
       if (staging) await this.removeStaged(staging);
     } else {
+      phases.manifestWritten?.();
       await this.publish(manifest);
     }
     return res;

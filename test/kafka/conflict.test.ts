@@ -16,7 +16,7 @@ import { ShardCommitter } from '../../src/pipeline/shard-commit.js';
 import { type CommitRequest } from '../../src/pipeline/sink.js';
 import { manifestKey } from '../../src/pipeline/layout.js';
 import { readCommittedRows } from '../../src/pipeline/shard-read.js';
-import { commitRange } from '../../src/pipeline/range-writer.js';
+import { commitRange } from '../../src/pipeline/range-commit.js';
 import { RangeWriter } from '../../src/pipeline/range-writer.js';
 import type { RangeOutcome, Source } from '../../src/pipeline/source.js';
 import { runStage } from '../../src/pipeline/stage.js';

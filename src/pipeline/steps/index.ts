@@ -1,11 +1,12 @@
 /**
  * The stage's steps after intake, in order. A new capability (repair, external jurors) is one
- * new file here and one line in this list.
+ * new file here and one `then` in this chain; the chain's types check that each step comes
+ * after the ones that give what it needs (../envelope.ts).
  */
 import type { JuryConfig } from '../../../schemas/config.js';
 import type { JuryContext } from '../../jury/judge.js';
 import type { RowEnricher } from '../../taxonomy/enrich.js';
-import type { PipelineStep } from '../envelope.js';
+import { type Admitted, type Derived, StepChain } from '../envelope.js';
 import { deriveStep } from './derive.js';
 import { judgeStep } from './judge.js';
 import { repairOn, repairStep } from './repair.js';
@@ -19,16 +20,16 @@ export interface JudgingDeps {
   enrich?: RowEnricher | undefined;
 }
 
-export function judgingSteps(deps: JudgingDeps): PipelineStep[] {
-  return [
-    segmentStep(deps.config),
-    judgeStep(deps.jury),
-    deriveStep(deps.config),
+export function judgingSteps(deps: JudgingDeps): StepChain<Admitted, Derived> {
+  const repair = repairOn(deps.config);
+  return StepChain.from<Admitted>()
+    .then(segmentStep(deps.config))
+    .then(judgeStep(deps.jury))
+    .then(deriveStep(deps.config))
     // Taxonomy fills columns of the derived defect rows, so it runs after derive.
-    ...(deps.enrich ? [taxonomyStep(deps.enrich, deps.config.filter)] : []),
+    .thenIf(deps.enrich ? taxonomyStep(deps.enrich, deps.config.filter) : null)
     // Repair reads the final decision facts (taxonomy included), so it comes last.
-    ...(repairOn(deps.config) ? [repairStep(deps.jury, repairOn(deps.config)!)] : []),
-  ];
+    .thenIf(repair ? repairStep(deps.jury, repair) : null);
 }
 
 export { intake, intakeSettings } from '../record-mapping.js';

@@ -11,7 +11,7 @@ import { judgeRecord, type JudgeInput, type JuryContext } from '../../jury/judge
 import { type RetryOutcome, retryOnce } from '../../jury/repair.js';
 import { repairPromptHash } from '../../prompts/repair.js';
 import { segmentRecord } from '../../segment/index.js';
-import type { PipelineStep } from '../envelope.js';
+import type { Derived, Step } from '../envelope.js';
 
 /** The repair section when it is on, else null. */
 export function repairOn(config: Pick<JuryConfig, 'repair'>): RepairConfig | null {
@@ -84,9 +84,9 @@ export async function repairRecord(jury: JuryContext, repair: RepairConfig, reco
 }
 
 /** After the decision: the gated record's retries become its `repairs` rows (docs/repair.md). */
-export function repairStep(jury: JuryContext, repair: RepairConfig): PipelineStep {
+export function repairStep(jury: JuryContext, repair: RepairConfig): Step<Derived, Derived> {
   return {
     name: 'repair',
-    run: async (env) => ({ ...env, rows: { ...env.rows!, repairs: await repairRecord(jury, repair, env.record!, env.input!, env.verdict!.defects, env.rows!) } }),
+    run: async (env) => ({ ...env, rows: { ...env.rows, repairs: await repairRecord(jury, repair, env.record, env.input, env.verdict.defects, env.rows) } }),
   };
 }

@@ -7,7 +7,7 @@ import type { JuryConfig } from '../../../schemas/config.js';
 import type { TraceRecord } from '../../../schemas/trace.js';
 import type { JudgeInput } from '../../jury/judge.js';
 import { segmentRecord, SegmentationError, stepCapReason } from '../../segment/index.js';
-import { fail, type PipelineStep } from '../envelope.js';
+import { type Admitted, fail, type Segmented, type Step } from '../envelope.js';
 
 export type Prepared = { ok: true; input: JudgeInput } | { ok: false; error: string };
 
@@ -25,11 +25,11 @@ export function prepareRecord(record: TraceRecord, config: Pick<JuryConfig, 'seg
 }
 
 /** Cuts the record into the steps the jury reads; an unsegmentable record is a dead letter. */
-export function segmentStep(config: Pick<JuryConfig, 'segmentation'>): PipelineStep {
+export function segmentStep(config: Pick<JuryConfig, 'segmentation'>): Step<Admitted, Segmented> {
   return {
     name: 'segment',
     run(env) {
-      const prepared = prepareRecord(env.record!, config);
+      const prepared = prepareRecord(env.record, config);
       if (prepared.ok) return { ...env, input: prepared.input };
       return fail(env, prepared.error, JSON.stringify(env.item.ok ? env.item.raw : null));
     },
