@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import type { ChangedInputPolicy, DuplicateIdPolicy, JuryConfig, VerdictDetails } from '../../schemas/config.js';
 import type { RangeSettings, ShardFormat } from '../../schemas/outputs.js';
-import { isKafkaUrl, isS3Url, openInput, openOutput, type OpenedInput, type OutputTarget } from '../compose/io.js';
+import { findInputConnector, openInput, openOutput, type OpenedInput, type OutputTarget } from '../compose/io.js';
 import { checkOneManifestSettings, identityOptions, NO_SPEND, RangeSettingsMismatch, readOutputState, type OutputState } from '../compose/resume.js';
 import { Budget, budgetWatch } from '../compose/budget.js';
 import { retractForRejudge, type RejudgeKind } from '../compose/rejudge.js';
@@ -104,6 +104,9 @@ export interface RunObserver {
   onRangeDone?(e: RangeTiming): void;
 }
 
+/** The input resumes by a consumer group's offsets (kafka://), not by the output's manifests. */
+const resumesFromGroup = (url: string): boolean => findInputConnector(url)?.resumesFromGroup === true;
+
 /** Connector and resume problems found before any work starts are one clear line naming the flag, exit 2. */
 const asUsage =
   (flag: string) =>
@@ -115,7 +118,7 @@ async function outputState(output: OutputTarget, input: string, settings: RangeS
   const empty: OutputState = { ranges: new Map(), records: 0, manifests: 0, content: new Map(), byUnit: new Map(), spent: NO_SPEND };
   try {
     // Kafka resumes from the group's offsets and the manifests of each partition it is given.
-    if (isKafkaUrl(input)) {
+    if (resumesFromGroup(input)) {
       await checkOneManifestSettings(output.store, settings, output.location);
       return empty;
     }
@@ -130,7 +133,7 @@ async function outputState(output: OutputTarget, input: string, settings: RangeS
 
 /** `--rejudge`: retracts the ranges to judge again before their records are read (src/compose/rejudge.ts). */
 async function rejudgeFirst(output: OutputTarget, input: string, kind: RejudgeKind, resume: boolean): Promise<OutputState['pinned']> {
-  if (isKafkaUrl(input)) throw new UsageError('--rejudge: a kafka:// input is not read again from its start; re-judge from a file or s3:// copy of it');
+  if (resumesFromGroup(input)) throw new UsageError('--rejudge: a kafka:// input is not read again from its start; re-judge from a file or s3:// copy of it');
   if (!resume) throw new UsageError('--rejudge judges committed ranges again, so it cannot go with --no-resume');
   const r = await retractForRejudge(output.store, kind, output.location);
   const what = kind === 'no-verdict' ? 'without a verdict' : 'degraded or without a verdict';
@@ -167,8 +170,8 @@ export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<S
     const done = { ...(await outputState(output, inputUrl, settings, opts.resume)), ...(pinned ? { pinned } : {}) };
     const input = await openInput(inputUrl, { config, store: output.store, committed: done.ranges, rank, worldSize, untilCaughtUp, signal: hooks.signal, allowOtherGroup: opts.allowOtherGroup === true, location: output.location }).catch(asUsage('--input'));
     try {
-      // Simulated jurors learn the labels of local input files up front (kafka:// and s3:// give them with --gold).
-      const labelled = isKafkaUrl(inputUrl) || isS3Url(inputUrl) ? {} : { input: inputUrl };
+      // Simulated jurors learn the labels of local input files up front (kafka://, s3:// and stdin:// give them with --gold).
+      const labelled = findInputConnector(inputUrl)?.place === 'local' ? { input: inputUrl } : {};
       const counters = await judgeInput(config, opts, input, output, done, hooks, labelled, retry, lease);
       if (lease?.lost.aborted) throw lease.lost.reason;
       return counters;
@@ -187,7 +190,7 @@ export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<S
 async function claim(output: OutputTarget, inputUrl: string, opts: RunJobOptions, signal: AbortSignal): Promise<OutputLease | undefined> {
   try {
     checkNesting(inputUrl, output.location);
-    if (isKafkaUrl(inputUrl)) return undefined;
+    if (resumesFromGroup(inputUrl)) return undefined;
     const settings = opts.lease ?? { expiryMs: DEFAULT_LEASE_EXPIRY_MS, waitMs: 0, takeOver: false };
     return await claimOutput(output, { command: 'run', scope: leaseScope(opts.rank ?? 0, opts.worldSize ?? 1), settings, signal });
   } catch (err) {

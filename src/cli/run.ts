@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { ChangedInputPolicy, DuplicateIdPolicy, VerdictDetails } from '../../schemas/config.js';
 import type { ShardFormat } from '../../schemas/outputs.js';
+import { findInputConnector, inputConnectors } from '../compose/io.js';
 import type { RejudgeKind } from '../compose/rejudge.js';
 import type { StageCounters } from '../pipeline/stage.js';
 import { logger, logSettings, type LogSettings } from '../util/log.js';
@@ -184,7 +185,7 @@ export function registerRun(program: Command): void {
     .command('run')
     .description('judge a stream of trace records and write verdicts, defects, step labels and filter decisions as shards')
     .option('-c, --config <file>', JURY_OPTION_HELP.config)
-    .option('-i, --input <path>', 'JSONL (.jsonl, .jsonl.gz, .jsonl.zst), Parquet, or a folder of them; s3://bucket/prefix (Parquet objects); kafka://topic[,topic][?group=id] (default: the bundled examples)')
+    .option('-i, --input <path>', `${inputConnectors().map((c) => c.help).join('; ')} (default: the bundled examples)`)
     .option('-o, --out <dir>', 'output folder, or s3://bucket/prefix, for shards and commit manifests', 'out')
     .option('--format <format>', 'shard tables as parquet | arrow | both (Arrow IPC parts go under OUT/arrow/)', 'parquet')
     .option('--verdict-details <when>', 'auto | on | off: write the verdict_details table (Phase 1 judgements, transcript, dissent, pass results); auto = deliberation mode or a verification pass on (default: verdict_details of the config, else auto)')
@@ -308,10 +309,15 @@ interface WorkerOutcome {
  * or SIGTERM asks it to stop pulling and commit what is in flight; a second SIGINT aborts.
  */
 async function runInWorker(job: RunJobOptions, maxHeapMb: number, progressMode: ProgressMode, ops: RunOps | undefined): Promise<WorkerOutcome> {
+  // A worker sees no stdin of its own: an input that reads it (stdin://) gets ours piped in.
+  const stdin = job.input !== undefined && findInputConnector(job.input)?.readsStdin === true;
   const worker = new Worker(new URL('./run-worker.js', import.meta.url), {
     workerData: { job, metrics: ops !== undefined } satisfies WorkerInput,
     ...(maxHeapMb > 0 ? { resourceLimits: { maxOldGenerationSizeMb: maxHeapMb } } : {}),
+    ...(stdin ? { stdin: true } : {}),
   });
+  // A worker that stops before the input ends closes its end: the lines left over are not an error.
+  if (stdin && worker.stdin) process.stdin.pipe(worker.stdin.on('error', () => undefined));
   let progress: ProgressView | null = null;
   let finished: WorkerOutcome | null = null;
   let failure: FatalReport | null = null;
@@ -345,6 +351,7 @@ async function runInWorker(job: RunJobOptions, maxHeapMb: number, progressMode: 
     worker.on('exit', resolve);
   });
   ops?.finished(undefined); // a no-op after 'done'; otherwise the worker died without final numbers
+  if (stdin) process.stdin.unpipe().destroy(); // lines the run did not read keep no process alive
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
   const f = failure as FatalReport | null;
