@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
-import { resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { ShardFormat } from '../../schemas/outputs.js';
-import { findInputConnector, inputConnectors } from '../compose/io.js';
+import { findInputConnector, inputConnectors, outputLocation } from '../compose/io.js';
 import type { RejudgeKind } from '../compose/rejudge.js';
 import type { StageCounters } from '../pipeline/stage.js';
 import { logger, logSettings, type LogSettings } from '../util/log.js';
@@ -98,7 +97,7 @@ async function runCommand(opts: RunOptions): Promise<void> {
     : undefined;
   try {
     const done = await runInWorker(job, maxHeapMb, opts.progress as ProgressMode, ops);
-    process.stdout.write(`${summaryText(done.counters, opts.out.startsWith('s3://') ? opts.out.replace(/\/+$/, '') : resolve(opts.out), (Date.now() - t0) / 1000, done.unpriced)}\n`);
+    process.stdout.write(`${summaryText(done.counters, outputLocation(opts.out), (Date.now() - t0) / 1000, done.unpriced)}\n`);
     if (done.outage) throw new RunStoppedError(done.outage);
     if (done.budget !== undefined) process.stdout.write(`stopped by budget: ${done.budget}\nraise budget_usd / budget_tokens (or --budget-usd / --budget-tokens) and run the same command again to continue\n`);
     else if (done.stopped) process.stdout.write('stopped early: run the same command again to continue\n');

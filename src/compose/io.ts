@@ -5,8 +5,7 @@
  * or the AWS SDK.
  */
 import './connectors.js';
-import { inputConnector, outputConnector, type InputContext, type OpenedInput, type OutputTarget } from '../pipeline/connector.js';
-import type { JuryConfig } from '../../schemas/config.js';
+import { inputConnector, outputConnector, type ConnectorConfig, type InputContext, type OpenedInput, type OutputTarget } from '../pipeline/connector.js';
 import type { ObjectStore } from '../pipeline/object-store.js';
 
 export { findInputConnector, inputConnector, inputConnectors, outputConnector, type InputConnector, type OpenedInput, type OutputTarget } from '../pipeline/connector.js';
@@ -15,8 +14,8 @@ export { findInputConnector, inputConnector, inputConnectors, outputConnector, t
 export const isS3Url = (s: string | undefined): s is string => typeof s === 'string' && s.startsWith('s3://');
 
 /** `--out` as a store; an S3 bucket is checked before any work starts. */
-export async function openOutput(out: string, config: Partial<Pick<JuryConfig, 's3'>>): Promise<OutputTarget> {
-  return outputConnector(out).open(out, config as Pick<JuryConfig, 'kafka' | 's3'>);
+export async function openOutput(out: string, config: ConnectorConfig): Promise<OutputTarget> {
+  return outputConnector(out).open(out, config);
 }
 
 /** Where messages say `url` is, as an output (an absolute folder, or the URL without trailing slashes). */
