@@ -27,6 +27,8 @@ const CONNECTOR_ALLOWED = [
   '^src/pipeline/object-store[.]ts$',
   '^src/pipeline/layout[.]ts$',
   '^src/pipeline/positions[.]ts$',
+  // how a connector registers what it reads or writes under its URL scheme (docs/extending.md)
+  '^src/pipeline/connector[.]ts$',
 ];
 /** Who may load the simulator: the CLI plugs it in (the simulated ladder lives there too). */
 const SIM_USERS = ['^src/sim/', '^src/cli/'];
@@ -146,6 +148,15 @@ module.exports = {
         'One connector must not build on another (a Kafka job committing through the S3 committer made ' +
         'committers inherit across three folders). Shared code goes to src/util or a pipeline contract.',
       from: { path: '^connectors/([^/]+)/' },
+      to: { path: '^connectors/', pathNot: '^connectors/$1/' },
+    },
+    {
+      name: 'connector-entries-load-their-own',
+      severity: 'error',
+      comment:
+        'A connector\'s entry module (connectors/<name>.ts) registers its URL scheme and is loaded by every ' +
+        'command, so it may reach only its own folder (lazily), never another connector\'s.',
+      from: { path: '^connectors/([^/.]+)[.]ts$' },
       to: { path: '^connectors/', pathNot: '^connectors/$1/' },
     },
     {

@@ -46,7 +46,7 @@ export const VerdictRow = z
     prompt_hash: dictString().describe('Hash of the prompt templates used; equal hashes mean equal prompts.'),
     config_hash: dictString().describe('Hash of the verdict-shaping config (seats, models, mode, thresholds; not endpoints or paths).'),
     /** Also the Hive partition value (source=<name>): plain Utf8 so pyarrow can merge the two. */
-    source: z.string().describe('Connector the record came from (file, s3, kafka); also the `source=` Hive partition.'),
+    source: z.string().describe('Connector the record came from (file, s3, kafka, stdin); also the `source=` Hive partition.'),
     source_unit: dictString().describe('Unit of the source the record was read from: a file (path relative to the input root) or object, or a Kafka topic and partition.'),
     source_offset: int64().nonnegative().describe('Position of the record inside its unit (line or row number, or Kafka offset).'),
     meta: z.string().nullable().describe('JSON text of the record\'s `meta` fields (free-form, so not typed columns); null when empty.'),
@@ -138,7 +138,7 @@ export const CorpusRow = z
     n_fatal: int32().nonnegative().describe('Consensus defects of severity fatal.'),
     fatal_step_rate: rate.describe('Share of the steps whose worst defect is fatal, 0..1.'),
     top_categories: z.array(z.string()).describe('Up to three taxonomy categories by defect count (ties by id); empty without the taxonomy step.'),
-    source: z.string().describe('Connector the record came from (file, s3, kafka); also the `source=` Hive partition.'),
+    source: z.string().describe('Connector the record came from (file, s3, kafka, stdin); also the `source=` Hive partition.'),
     source_unit: dictString().describe('Unit of the source the record was read from (file, object, or Kafka topic and partition).'),
     source_offset: int64().nonnegative().describe('Position of the record inside its unit (line or row number, or Kafka offset).'),
   })

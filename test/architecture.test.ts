@@ -75,6 +75,10 @@ const FIXTURE: Record<string, string> = {
     'export const run = () => runStage(fileSource);',
     '',
   ].join('\n'),
+  // connector entries (connectors/<name>.ts): register through the pipeline's contract, load only their own folder
+  'src/pipeline/connector.ts': "import type { Source } from './source.js';\nexport const registerInput = (s: Source) => s;\n",
+  'connectors/file.ts': "import { registerInput } from '../src/pipeline/connector.js';\nimport { fileSource } from './file/source.js';\nregisterInput(fileSource);\n",
+  'connectors/kafka.ts': "import { fileSource } from './file/source.js';\nexport const entry = fileSource;\n",
   'src/sim/index.ts': "import type { ChatRequest } from '../llm/types.js';\nexport const sim = (r: ChatRequest) => r;\n",
   'src/sim/tasks.ts': "import { wire } from '../taxonomy/wire.js';\nexport const tasks = wire;\n",
   'src/llm/types.ts': 'export type ChatRequest = { prompt: string };\n',
@@ -168,6 +172,17 @@ describe('folder rules', () => {
       ['src/cli/ops.ts', 'src/ops/metrics.ts'],
     ];
     for (const [from, to] of allowed) {
+      expect(violations.filter((v) => v.from === from && v.to === to), show(violations)).toEqual([]);
+    }
+  });
+
+  it('a connector entry registers through the pipeline contract and reaches only its own folder', () => {
+    const { violations } = found;
+    expect(violations, show(violations)).toContainEqual({ rule: 'connector-entries-load-their-own', from: 'connectors/kafka.ts', to: 'connectors/file/source.ts' });
+    for (const [from, to] of [
+      ['connectors/file.ts', 'src/pipeline/connector.ts'],
+      ['connectors/file.ts', 'connectors/file/source.ts'],
+    ]) {
       expect(violations.filter((v) => v.from === from && v.to === to), show(violations)).toEqual([]);
     }
   });

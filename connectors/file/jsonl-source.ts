@@ -70,7 +70,7 @@ export function parseJsonObject(bytes: Uint8Array): { ok: true; raw: object } | 
   return { ok: true, raw: value };
 }
 
-function lineToItem(line: Line, pos: (offset: number) => SourcePosition, opts: JsonlReadOptions): SourceItem | undefined {
+function lineToItem(line: Line, pos: (offset: number) => SourcePosition, opts: Pick<JsonlReadOptions, 'maxLineBytes' | 'maxRawTextBytes'>): SourceItem | undefined {
   if (line.tooLong) {
     const { head, totalBytes } = line.tooLong;
     return deadItem(
@@ -92,16 +92,20 @@ function lineToItem(line: Line, pos: (offset: number) => SourcePosition, opts: J
  * Streams a JSONL file. A stream failure (I/O error, corrupt or truncated compression) ends the
  * file with one dead letter at the line being read, carrying the partial line.
  */
-export async function* readJsonl(
+export function readJsonl(
   path: string,
   unit: string,
   compression: Compression,
   counter: ByteCounter,
   opts: JsonlReadOptions,
 ): AsyncGenerator<SourceItem> {
+  return readJsonlBytes(readFileBytes(path, compression, counter, opts.readChunkBytes), unit, opts);
+}
+
+/** JSONL from any byte stream (a file, stdin): one item per non-blank line, a stream failure as the last dead letter. */
+export async function* readJsonlBytes(bytes: AsyncGenerator<Uint8Array>, unit: string, opts: Pick<JsonlReadOptions, 'sourceName' | 'maxLineBytes' | 'maxRawTextBytes'>): AsyncGenerator<SourceItem> {
   const pos = (offset: number): SourcePosition => ({ source: opts.sourceName, unit, offset });
   const splitter = new LineSplitter(opts.maxLineBytes, opts.maxRawTextBytes);
-  const bytes = readFileBytes(path, compression, counter, opts.readChunkBytes);
   let failure: unknown;
   try {
     for await (const chunk of bytes) {

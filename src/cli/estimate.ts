@@ -8,7 +8,7 @@ import { unpricedModels } from '../llm/ledger.js';
 import { loadPromptSet } from '../prompts/templates.js';
 import { packageRoot } from '../util/paths.js';
 import { UsageError, writeJson } from './io.js';
-import { JURY_OPTION_HELP, loadJuryConfig } from './jury-setup.js';
+import { juryOption, loadJuryConfig } from './jury-setup.js';
 
 export interface EstimateOptions {
   config?: string;
@@ -73,7 +73,7 @@ export function registerEstimate(program: Command): void {
   program
     .command('estimate')
     .description('dry run: project calls, tokens and dollars of judging an input in every mode the config can run, without calling a model')
-    .option('-c, --config <file>', JURY_OPTION_HELP.config)
+    .addOption(juryOption('config'))
     .option('-i, --input <path>', 'what `run` would read: JSONL, Parquet, a folder of them, or s3://bucket/prefix (default: the bundled examples)')
     .option('--sample <n>', 'records whose prompts are built and counted; the rest of the input is only counted', '200')
     .option('--seed <n>', 'seed of the sample (the same seed picks the same records)', '1')

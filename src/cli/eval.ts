@@ -15,7 +15,7 @@ import { BENCHMARKS, type BenchmarkName, FAILED_POLICIES, type FailedPolicy, typ
 import { readVerdictSource } from '../eval/verdicts-io.js';
 import { evalRepairCommand } from './eval-repair.js';
 import { UsageError } from './io.js';
-import { JURY_OPTION_HELP, loadJuryConfig, openJury, type JuryOptions } from './jury-setup.js';
+import { juryOption, loadJuryConfig, openJury, type JuryOptions } from './jury-setup.js';
 import { logger, logSettings } from '../util/log.js';
 
 const log = logger('eval');
@@ -117,7 +117,7 @@ export function registerEval(program: Command): void {
     .option('--seed <n>', 'sampling seed', '0')
     .option('-o, --out <dir>', 'folder for eval.json, eval.md and verdicts.jsonl', 'eval-out')
     .option('--export <file>', 'write the (sampled) benchmark as trace-record JSONL for `reasoning-jury run`, then stop')
-    .option('-c, --config <file>', JURY_OPTION_HELP.config)
+    .addOption(juryOption('config'))
     .option('--threshold <impact>', 'lowest severity that flags a step', 'minor')
     .option('--propagate', 'count every step after the first gold error as erroneous', false)
     .option('--failed <policy>', 'records whose verdict failed (no usable answer) in step metrics: wrong | flag_all | exclude', 'wrong')
@@ -129,8 +129,8 @@ export function registerEval(program: Command): void {
     .option('--cost-baseline <system>', 'system the cost ratios are relative to (default: the first solo juror)')
     .option('--concurrency <n>', 'records judged at once', '16')
     .option('--no-companion', 'PRMBench: leave out the clean companion set')
-    .option('--audit-log <file>', JURY_OPTION_HELP.auditLog)
-    .option('--no-cache', JURY_OPTION_HELP.cache)
+    .addOption(juryOption('auditLog'))
+    .addOption(juryOption('cache'))
     .addHelpText('after', EVAL_HELP)
     .action(runEval)
     .addCommand(evalRepairCommand());

@@ -3,7 +3,7 @@ import { mapRecord, scoreFieldsOf } from '../pipeline/record-mapping.js';
 import { prepareRecord } from '../pipeline/steps/segment.js';
 import { judgeRecord } from '../jury/judge.js';
 import { parseJsonInput, readStdin, UsageError, writeJson } from './io.js';
-import { JURY_OPTION_HELP, loadJuryConfig, openJury, type JuryOptions } from './jury-setup.js';
+import { juryOption, loadJuryConfig, openJury, type JuryOptions } from './jury-setup.js';
 import { logger } from '../util/log.js';
 
 const log = logger('cli');
@@ -12,10 +12,10 @@ export function registerJudge(program: Command): void {
   program
     .command('judge')
     .description('judge one trace record (JSON on stdin) and print its verdict JSON')
-    .option('-c, --config <file>', JURY_OPTION_HELP.config)
-    .option('--gold <file>', JURY_OPTION_HELP.gold)
-    .option('--audit-log <file>', JURY_OPTION_HELP.auditLog)
-    .option('--no-cache', JURY_OPTION_HELP.cache)
+    .addOption(juryOption('config'))
+    .addOption(juryOption('gold'))
+    .addOption(juryOption('auditLog'))
+    .addOption(juryOption('cache'))
     .option('--pretty', 'indent the verdict JSON')
     .addHelpText(
       'after',

@@ -1,8 +1,12 @@
 /**
- * What every judging command shares on its command line: the options and their help texts.
- * Constants only, so registering a command loads nothing of the jury (src/cli/jury-setup.ts
- * opens it when a command runs).
+ * What every judging command shares on its command line: the options, declared once here (and
+ * in the config-flag table for those that override a config key). Light modules only, so
+ * registering a command loads nothing of the jury (src/cli/jury-setup.ts opens it when a
+ * command runs).
  */
+import { Option } from 'commander';
+import { CONFIG_FLAGS, configFlagOption } from './config-flags.js';
+
 export interface JuryOptions {
   config?: string;
   gold?: string;
@@ -10,10 +14,17 @@ export interface JuryOptions {
   cache?: boolean;
 }
 
-/** Options every judging command shares. */
+/** Help texts of the options every judging command shares (a command may extend one). */
 export const JURY_OPTION_HELP = {
   config: 'jury config (YAML or JSON); without it, 3 simulated jurors + consolidation run in-process',
   gold: 'JSONL of labelled records that simulated endpoints grade against (labels in local input files are used too)',
-  auditLog: 'append every model call to this JSONL audit log (overrides audit_log.path)',
-  cache: 'do not read or write the response cache',
+  auditLog: CONFIG_FLAGS.auditLog.help,
+  cache: CONFIG_FLAGS.cache.help,
 };
+
+/** A shared option as a fresh commander Option; `help` replaces the shared text where a command says more. */
+export function juryOption(name: keyof JuryOptions, help?: string): Option {
+  if (name === 'auditLog' || name === 'cache') return configFlagOption(name);
+  const flags = name === 'config' ? '-c, --config <file>' : '--gold <file>';
+  return new Option(flags, help ?? JURY_OPTION_HELP[name]);
+}

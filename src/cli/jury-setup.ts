@@ -2,13 +2,14 @@ import type { JuryConfig } from '../../schemas/config.js';
 import type { TraceRecord } from '../../schemas/trace.js';
 import { defaultConfig, loadConfigFile } from '../config/load.js';
 import type { Runtime, RuntimeOptions } from '../compose/runtime.js';
+import { applyConfigFlags, type ConfigFlagValues } from './config-flags.js';
 import type { JuryOptions } from './jury-options.js';
 import { logger } from '../util/log.js';
 
 const log = logger('cli');
 
-// The shared options live in a constants-only module so registering a command stays cheap.
-export { JURY_OPTION_HELP, type JuryOptions } from './jury-options.js';
+// The shared options live in a light module so registering a command stays cheap.
+export { JURY_OPTION_HELP, juryOption, type JuryOptions } from './jury-options.js';
 
 /** What the command reads, for simulated endpoints to take gold labels from (besides --gold). */
 export interface JuryInput {
@@ -18,10 +19,9 @@ export interface JuryInput {
   records?: readonly TraceRecord[];
 }
 
-/** The config named by --config, or the embedded default, with command-line overrides applied. */
-export function loadJuryConfig(opts: JuryOptions): JuryConfig {
-  const config = opts.config ? loadConfigFile(opts.config) : defaultConfig();
-  return opts.cache === false ? { ...config, cache: { ...config.cache, enabled: false } } : config;
+/** The config named by --config, or the embedded default, with the flags that override its keys applied (src/cli/config-flags.ts). */
+export function loadJuryConfig(opts: JuryOptions & ConfigFlagValues): JuryConfig {
+  return applyConfigFlags(opts.config ? loadConfigFile(opts.config) : defaultConfig(), opts);
 }
 
 function hasSimulator(config: JuryConfig): boolean {
@@ -34,7 +34,8 @@ function hasSimulator(config: JuryConfig): boolean {
  * runtime closes; says on stderr which simulators stand in for models.
  */
 export async function openJury(config: JuryConfig, opts: JuryOptions, from: JuryInput = {}, extra: Pick<RuntimeOptions, 'observer'> = {}): Promise<Runtime> {
-  const base: RuntimeOptions = { config, ...(opts.auditLog ? { auditLogPath: opts.auditLog } : {}), ...extra };
+  // --audit-log reached the config with the other flags (loadJuryConfig).
+  const base: RuntimeOptions = { config, ...extra };
   // The runtime (model clients, Arrow, the jury) loads when a command opens a jury, not when it is
   // registered: `shards`, `decide` or `--help` would otherwise pay ~0.8 s of CPU for modules they never use.
   const { openRuntime } = await import('../compose/runtime.js');

@@ -12,7 +12,7 @@ import { logger } from '../util/log.js';
 import { loadPromptSet, REPAIR_TEMPLATES } from '../prompts/templates.js';
 import { UsageError } from './io.js';
 import { addLeaseOptions, withOutputLease, type LeaseFlags } from './lease-options.js';
-import { JURY_OPTION_HELP, loadJuryConfig, openJury, type JuryOptions } from './jury-setup.js';
+import { juryOption, loadJuryConfig, openJury, type JuryOptions } from './jury-setup.js';
 
 interface RepairOptions extends JuryOptions, LeaseFlags {
   out?: string;
@@ -133,7 +133,7 @@ async function importCommand(shards: string, opts: RepairOptions): Promise<void>
 
 export function registerRepair(program: Command): void {
   const cmd = program.command('repair').description('defect-guided repair over committed shards: run the retries, or export / import them as OpenAI Batch JSONL').addHelpText('after', HELP);
-  const common = (c: Command) => c.option('-c, --config <file>', JURY_OPTION_HELP.config).option('--gold <file>', JURY_OPTION_HELP.gold).option('--audit-log <file>', JURY_OPTION_HELP.auditLog).option('--no-cache', JURY_OPTION_HELP.cache).option('--format <format>', 'parquet | arrow | both', 'parquet');
+  const common = (c: Command) => c.addOption(juryOption('config')).addOption(juryOption('gold')).addOption(juryOption('auditLog')).addOption(juryOption('cache')).option('--format <format>', 'parquet | arrow | both', 'parquet');
   addLeaseOptions(common(cmd.command('run <out>').description('retry the gated records of OUT through the generator and commit a repairs table per range to --out').option('-o, --out <dir>', 'new output for the repairs table and its manifests'))).action(runCommand);
   common(cmd.command('export <out>').description('write the retry requests of OUT in the OpenAI Batch API JSONL format').option('--to <file>', 'requests file to write')).action(exportCommand);
   addLeaseOptions(common(cmd.command('import <out>').description('read OpenAI Batch output lines and commit them as the repairs table to --out').option('--from <file>', 'batch output JSONL').option('-o, --out <dir>', 'new output for the repairs table and its manifests'))).action(importCommand);

@@ -4,9 +4,9 @@
  * judging steps (src/pipeline/steps/index.ts).
  */
 import { join } from 'node:path';
-import type { ChangedInputPolicy, DuplicateIdPolicy, JuryConfig, VerdictDetails } from '../../schemas/config.js';
+import type { JuryConfig } from '../../schemas/config.js';
 import type { RangeSettings, ShardFormat } from '../../schemas/outputs.js';
-import { isKafkaUrl, isS3Url, openInput, openOutput, type OpenedInput, type OutputTarget } from '../compose/io.js';
+import { findInputConnector, openInput, openOutput, type OpenedInput, type OutputTarget } from '../compose/io.js';
 import { checkOneManifestSettings, identityOptions, NO_SPEND, RangeSettingsMismatch, readOutputState, type OutputState } from '../compose/resume.js';
 import { Budget, budgetWatch } from '../compose/budget.js';
 import type { RejudgeKind } from '../compose/rejudge.js';
@@ -29,24 +29,25 @@ import type { ShardTableName } from '../../schemas/outputs.js';
 import { streamEnricher } from '../taxonomy/stream.js';
 import { addLogSecrets, logger, type LogSettings } from '../util/log.js';
 import { packageRoot } from '../util/paths.js';
+import { setting, settingSource, type ConfigFlagValues } from './config-flags.js';
 import { UsageError } from './io.js';
 import { callingSeats } from '../compose/seats.js';
 import { loadJuryConfig, openJury, type JuryInput, type JuryOptions } from './jury-setup.js';
 
-/** Options of `run` after the command line is parsed and checked (plain data: crosses to a worker). */
-export interface RunJobOptions extends JuryOptions {
+/**
+ * Options of `run` after the command line is parsed and checked (plain data: crosses to a
+ * worker). The flags that override a config key (--corpus, --duplicate-ids, --on-changed-input,
+ * --max-outage, --verdict-details, --budget-*, --no-preflight, --no-cache, --audit-log) are
+ * ConfigFlagValues; src/cli/config-flags.ts decides whether they or the config win.
+ */
+export interface RunJobOptions extends JuryOptions, ConfigFlagValues {
   input?: string;
   out: string;
   formats: ShardFormat[];
-  /** `--corpus`: overrides output.corpus of the config */
-  corpus?: 'parquet' | 'jsonl' | 'off';
   concurrency: number;
   maxRecords: number;
   maxChars: number;
   resume: boolean;
-  /** --duplicate-ids / --on-changed-input: override input.duplicate_ids / input.on_changed_input */
-  duplicateIds?: DuplicateIdPolicy;
-  onChangedInput?: ChangedInputPolicy;
   /** --rejudge: committed ranges with verdicts of this kind are retracted and judged again */
   rejudge?: RejudgeKind;
   /** s3:// input: this worker's share of the objects (rank of world_size) */
@@ -58,15 +59,6 @@ export interface RunJobOptions extends JuryOptions {
   allowOtherGroup?: boolean;
   /** how long an output-store outage is waited out before the run stops (0 = not at all) */
   maxStorageOutageMs?: number;
-  /** --max-outage: overrides the config's max_outage_ms */
-  maxOutageMs?: number;
-  /** --verdict-details: overrides the config's verdict_details */
-  verdictDetails?: VerdictDetails;
-  /** --budget-usd / --budget-tokens: override the config's budget_usd / budget_tokens */
-  budgetUsd?: number;
-  budgetTokens?: number;
-  /** `--no-preflight`: false skips the preflight calls whatever the config says */
-  preflight?: boolean;
   /** the judging thread logs as the command line asked */
   log: LogSettings;
   /** --lease-expiry, --wait-for-lease, --take-over (docs/layout.md, "One writer per output") */
@@ -104,6 +96,9 @@ export interface RunObserver {
   onRangeDone?(e: RangeTiming): void;
 }
 
+/** The input resumes by a consumer group's offsets (kafka://), not by the output's manifests. */
+const resumesFromGroup = (url: string): boolean => findInputConnector(url)?.resumesFromGroup === true;
+
 /** Connector and resume problems found before any work starts are one clear line naming the flag, exit 2. */
 const asUsage =
   (flag: string) =>
@@ -115,7 +110,7 @@ async function outputState(output: OutputTarget, input: string, settings: RangeS
   const empty: OutputState = { ranges: new Map(), records: 0, manifests: 0, content: new Map(), byUnit: new Map(), spent: NO_SPEND };
   try {
     // Kafka resumes from the group's offsets and the manifests of each partition it is given.
-    if (isKafkaUrl(input)) {
+    if (resumesFromGroup(input)) {
       await checkOneManifestSettings(output.store, settings, output.location);
       return empty;
     }
@@ -130,7 +125,7 @@ async function outputState(output: OutputTarget, input: string, settings: RangeS
 
 /** `--rejudge`: retracts the ranges to judge again before their records are read (src/compose/rejudge.ts). */
 async function rejudgeFirst(output: OutputTarget, input: string, kind: RejudgeKind, resume: boolean): Promise<OutputState['pinned']> {
-  if (isKafkaUrl(input)) throw new UsageError('--rejudge: a kafka:// input is not read again from its start; re-judge from a file or s3:// copy of it');
+  if (resumesFromGroup(input)) throw new UsageError('--rejudge: a kafka:// input is not read again from its start; re-judge from a file or s3:// copy of it');
   if (!resume) throw new UsageError('--rejudge judges committed ranges again, so it cannot go with --no-resume');
   // Loaded only for --rejudge: it reads verdict shards, which pulls in the Parquet decompressors.
   const { retractForRejudge } = await import('../compose/rejudge.js');
@@ -140,17 +135,13 @@ async function rejudgeFirst(output: OutputTarget, input: string, kind: RejudgeKi
   return r.pinned;
 }
 
-/** `--corpus` wins over the config's output.corpus. */
-const corpusSetting = (opts: RunJobOptions, config: JuryConfig): 'parquet' | 'jsonl' | 'off' => opts.corpus ?? (config.output.corpus.enabled ? config.output.corpus.format : 'off');
+/** The curated corpus's format, or off (--corpus, else output.corpus). */
+const corpusSetting = (opts: RunJobOptions, config: JuryConfig): 'parquet' | 'jsonl' | 'off' => setting(opts, config, 'corpus');
 
 /** The main job: records in, shards out, resuming from what is already committed. */
 export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<StageCounters> {
-  const loaded = loadJuryConfig(opts);
-  const config = {
-    ...loaded,
-    ...(opts.maxOutageMs !== undefined ? { max_outage_ms: opts.maxOutageMs } : {}),
-    ...(opts.verdictDetails !== undefined ? { verdict_details: opts.verdictDetails } : {}),
-  };
+  // --max-outage, --verdict-details, --no-cache and --audit-log reach the config here; the other flags are read through setting().
+  const config = loadJuryConfig(opts);
   hooks.onUnpriced?.(unpricedModels(config));
   refuseUnpricedUsdBudget(config, opts);
   const inputUrl = opts.input ?? join(packageRoot(), 'examples', 'traces');
@@ -169,8 +160,8 @@ export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<S
     const done = { ...(await outputState(output, inputUrl, settings, opts.resume)), ...(pinned ? { pinned } : {}) };
     const input = await openInput(inputUrl, { config, store: output.store, committed: done.ranges, rank, worldSize, untilCaughtUp, signal: hooks.signal, allowOtherGroup: opts.allowOtherGroup === true, location: output.location }).catch(asUsage('--input'));
     try {
-      // Simulated jurors learn the labels of local input files up front (kafka:// and s3:// give them with --gold).
-      const labelled = isKafkaUrl(inputUrl) || isS3Url(inputUrl) ? {} : { input: inputUrl };
+      // Simulated jurors learn the labels of local input files up front (kafka://, s3:// and stdin:// give them with --gold).
+      const labelled = findInputConnector(inputUrl)?.place === 'local' ? { input: inputUrl } : {};
       const counters = await judgeInput(config, opts, input, output, done, hooks, labelled, retry, lease);
       if (lease?.lost.aborted) throw lease.lost.reason;
       return counters;
@@ -189,7 +180,7 @@ export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<S
 async function claim(output: OutputTarget, inputUrl: string, opts: RunJobOptions, signal: AbortSignal): Promise<OutputLease | undefined> {
   // An OutputFolderError (--out not writable, nested in --input) is a usage error by its kind: exit 2.
   checkNesting(inputUrl, output.location);
-  if (isKafkaUrl(inputUrl)) return undefined;
+  if (resumesFromGroup(inputUrl)) return undefined;
   const settings = opts.lease ?? { expiryMs: DEFAULT_LEASE_EXPIRY_MS, waitMs: 0, takeOver: false };
   return await claimOutput(output, { command: 'run', scope: leaseScope(opts.rank ?? 0, opts.worldSize ?? 1), settings, signal });
 }
@@ -199,7 +190,7 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
   const runtime = await openJury(config, opts, labelled, observe.gateway ? { observer: observe.gateway } : {});
   try {
     // Before any record is read: a refused key or an unknown model stops here, with nothing judged.
-    if (opts.preflight !== false && config.preflight) {
+    if (setting(opts, config, 'preflight')) {
       // Stopped while it ran (SIGTERM as a consumer group shrinks): a clean stop, nothing read.
       const stopped = await runtime.gateway.preflight(callingSeats(config), hooks.signal).then(
         () => false,
@@ -232,9 +223,9 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
       signal: AbortSignal.any([hooks.signal, budget.signal, ...(lease ? [lease.lost] : [])]),
       intakeHold: hold,
       gate: endpointGate(runtime.health, () => runtime.gateway.stopWaiting()),
-      duplicateIds: opts.duplicateIds ?? config.input.duplicate_ids ?? 'dead_letter',
+      duplicateIds: setting(opts, config, 'duplicateIds'),
       // Kafka offsets hold one message for ever: nothing there can change under a committed range.
-      ...(input.resumesFromGroup ? {} : { identity: identityOptions(output.store, done, opts.onChangedInput ?? config.input.on_changed_input ?? 'error', output.location) }),
+      ...(input.resumesFromGroup ? {} : { identity: identityOptions(output.store, done, setting(opts, config, 'onChangedInput'), output.location) }),
     }).catch((err: unknown) => {
       // A changed input is the user's to decide about: one line, exit 2, like other input mistakes.
       throw err instanceof InputChangedError ? new UsageError(err.message) : err;
@@ -246,9 +237,9 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
 
 /** A dollar cap over models without a price would never be reached: refused, not ignored. */
 function refuseUnpricedUsdBudget(config: JuryConfig, opts: RunJobOptions): void {
-  const usd = opts.budgetUsd ?? config.budget_usd;
+  const usd = setting(opts, config, 'budgetUsd');
   if (usd === undefined || unpricedModels(config).length < callingModels(config).length) return;
-  throw new UsageError(`${opts.budgetUsd !== undefined ? '--budget-usd' : 'budget_usd'} ${usd}: no model of the config has a price under prices:, so no cost is ever counted; add prices or cap with --budget-tokens`);
+  throw new UsageError(`${settingSource(opts, 'budgetUsd')} ${usd}: no model of the config has a price under prices:, so no cost is ever counted; add prices or cap with --budget-tokens`);
 }
 
 /**
@@ -256,8 +247,8 @@ function refuseUnpricedUsdBudget(config: JuryConfig, opts: RunJobOptions): void 
  * starts (an output already over it reads nothing) and then on every progress update.
  */
 function watchBudget(config: JuryConfig, opts: RunJobOptions, done: OutputState, hooks: RunJobHooks): ReturnType<typeof budgetWatch> {
-  const usd = opts.budgetUsd ?? config.budget_usd;
-  const tokens = opts.budgetTokens ?? config.budget_tokens;
+  const usd = setting(opts, config, 'budgetUsd');
+  const tokens = setting(opts, config, 'budgetTokens');
   const budget = new Budget({ ...(usd !== undefined ? { usd } : {}), ...(tokens !== undefined ? { tokens } : {}) }, done.spent);
   const log = logger('cli');
   if (budget.active && done.spent.unrecorded_ranges > 0) log.warn(`${done.spent.unrecorded_ranges} committed range(s) were written before manifests recorded usage: their spend is not counted against the budget`);

@@ -1,13 +1,13 @@
 import type { Command } from 'commander';
-import { resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { ChangedInputPolicy, DuplicateIdPolicy, VerdictDetails } from '../../schemas/config.js';
 import type { ShardFormat } from '../../schemas/outputs.js';
+import { findInputConnector, inputConnectors, outputLocation } from '../compose/io.js';
 import type { RejudgeKind } from '../compose/rejudge.js';
 import type { StageCounters } from '../pipeline/stage.js';
 import { logger, logSettings, type LogSettings } from '../util/log.js';
-import { parseDurationFlag, RunStoppedError, UsageError } from './io.js';
-import { JURY_OPTION_HELP, type JuryOptions } from './jury-options.js';
+import { RunStoppedError, UsageError } from './io.js';
+import { configFlagOption, parseConfigFlags, type ConfigFlagName } from './config-flags.js';
+import { juryOption, type JuryOptions } from './jury-options.js';
 import { addLeaseOptions, leaseSettings, type LeaseFlags } from './lease-options.js';
 import { fatalReport, ReportedError, type FatalReport } from './logging.js';
 import { createProgress, type ProgressView } from './progress.js';
@@ -16,11 +16,11 @@ import { RunOps } from './run-ops.js';
 import type { WorkerInput, WorkerMessage } from './run-worker.js';
 import { parseDuration } from '../util/duration.js';
 
+/** What commander parsed; the flags that override a config key are read through src/cli/config-flags.ts. */
 interface RunOptions extends JuryOptions, LeaseFlags {
   input?: string;
   out: string;
   format: string;
-  corpus?: string;
   concurrency: string;
   rangeRecords: string;
   rangeMb: string;
@@ -35,31 +35,19 @@ interface RunOptions extends JuryOptions, LeaseFlags {
   metricsHost: string;
   metricsLinger: string;
   maxStorageOutage: string;
-  maxOutage?: string;
-  verdictDetails?: string;
-  onChangedInput?: string;
   rejudge?: string;
-  duplicateIds?: string;
-  budgetUsd?: string;
-  budgetTokens?: string;
-  preflight: boolean;
 }
 
-// Literal lists (not the zod enums): this thread must not load the schemas just to parse flags.
-const CHANGED_INPUT = ['error', 'rejudge'] as const satisfies readonly ChangedInputPolicy[];
+// A literal list (not the zod enum): this thread must not load the schemas just to parse flags.
 const REJUDGE = ['no-verdict', 'degraded'] as const satisfies readonly RejudgeKind[];
-const DUPLICATE_IDS = ['dead_letter', 'keep_first', 'keep_all'] as const satisfies readonly DuplicateIdPolicy[];
-const VERDICT_DETAILS = ['auto', 'on', 'off'] as const satisfies readonly VerdictDetails[];
-
-function verdictDetailsFlag(v: string): VerdictDetails {
-  if (!(VERDICT_DETAILS as readonly string[]).includes(v)) throw new UsageError(`--verdict-details must be auto, on or off (got "${v}")`);
-  return v as VerdictDetails;
-}
 
 function oneOf<T extends string>(v: string, options: readonly T[], flag: string): T {
   if (!(options as readonly string[]).includes(v)) throw new UsageError(`${flag} must be ${options.join(' | ')} (got "${v}")`);
   return v as T;
 }
+
+/** The flags of `run` that override a config key (src/cli/config-flags.ts decides which wins). */
+const RUN_CONFIG_FLAGS: readonly ConfigFlagName[] = ['corpus', 'onChangedInput', 'duplicateIds', 'maxOutageMs', 'verdictDetails', 'budgetUsd', 'budgetTokens', 'preflight'];
 
 const positiveInt = (v: string, flag: string): number => {
   const n = Number(v);
@@ -109,7 +97,7 @@ async function runCommand(opts: RunOptions): Promise<void> {
     : undefined;
   try {
     const done = await runInWorker(job, maxHeapMb, opts.progress as ProgressMode, ops);
-    process.stdout.write(`${summaryText(done.counters, opts.out.startsWith('s3://') ? opts.out.replace(/\/+$/, '') : resolve(opts.out), (Date.now() - t0) / 1000, done.unpriced)}\n`);
+    process.stdout.write(`${summaryText(done.counters, outputLocation(opts.out), (Date.now() - t0) / 1000, done.unpriced)}\n`);
     if (done.outage) throw new RunStoppedError(done.outage);
     if (done.budget !== undefined) process.stdout.write(`stopped by budget: ${done.budget}\nraise budget_usd / budget_tokens (or --budget-usd / --budget-tokens) and run the same command again to continue\n`);
     else if (done.stopped) process.stdout.write('stopped early: run the same command again to continue\n');
@@ -183,27 +171,27 @@ export function registerRun(program: Command): void {
   const run = program
     .command('run')
     .description('judge a stream of trace records and write verdicts, defects, step labels and filter decisions as shards')
-    .option('-c, --config <file>', JURY_OPTION_HELP.config)
-    .option('-i, --input <path>', 'JSONL (.jsonl, .jsonl.gz, .jsonl.zst), Parquet, or a folder of them; s3://bucket/prefix (Parquet objects); kafka://topic[,topic][?group=id] (default: the bundled examples)')
+    .addOption(juryOption('config'))
+    .option('-i, --input <path>', `${inputConnectors().map((c) => c.help).join('; ')} (default: the bundled examples)`)
     .option('-o, --out <dir>', 'output folder, or s3://bucket/prefix, for shards and commit manifests', 'out')
     .option('--format <format>', 'shard tables as parquet | arrow | both (Arrow IPC parts go under OUT/arrow/)', 'parquet')
-    .option('--verdict-details <when>', 'auto | on | off: write the verdict_details table (Phase 1 judgements, transcript, dissent, pass results); auto = deliberation mode or a verification pass on (default: verdict_details of the config, else auto)')
-    .option('--corpus <format>', 'curated corpus as parquet | jsonl | off (default: output.corpus of the config, parquet)')
+    .addOption(configFlagOption('verdictDetails'))
+    .addOption(configFlagOption('corpus'))
     .option('--concurrency <n>', 'records judged at once', '16')
     .option('--range-records <n>', 'records per committed range (per shard file)', '1000')
     .option('--range-mb <n>', 'input megabytes per committed range', '64')
-    .option('--on-changed-input <mode>', 'a committed input file whose records changed since: error (stop with one line) | rejudge (retract its changed ranges and judge them again); default input.on_changed_input, else error')
+    .addOption(configFlagOption('onChangedInput'))
     .option('--rejudge <which>', 'no-verdict | degraded: retract the committed ranges holding verdicts that have no verdict (or are degraded) and judge them again (file and s3:// inputs)')
-    .option('--duplicate-ids <policy>', 'a record_id seen again in this run: dead_letter | keep_first | keep_all; default input.duplicate_ids, else dead_letter')
-    .option('--budget-usd <usd>', 'stop reading records once the output\'s judged records cost this much (USD of the config\'s prices, counted across resumes); default budget_usd of the config, else no cap')
-    .option('--budget-tokens <n>', 'stop reading records once the output\'s judged records used this many tokens (in + out, counted across resumes); default budget_tokens of the config, else no cap')
-    .option('--no-preflight', 'skip the check before reading input: one tiny real call per distinct endpoint and model (key, model name, structured-output dialect); default: preflight of the config, on')
+    .addOption(configFlagOption('duplicateIds'))
+    .addOption(configFlagOption('budgetUsd'))
+    .addOption(configFlagOption('budgetTokens'))
+    .addOption(configFlagOption('preflight'))
     .option('--no-resume', 'refuse to start if the output already has committed ranges (default: skip them)')
     .option('--progress <mode>', 'auto | bar | log | none (with --log-format json: auto and log are JSON events, bar is refused)', 'auto')
     .option('--max-heap-mb <mb>', 'heap limit of the judging thread; keeps memory flat on long runs (0 = V8 default)', '1024')
-    .option('--gold <file>', JURY_OPTION_HELP.gold)
-    .option('--audit-log <file>', JURY_OPTION_HELP.auditLog)
-    .option('--no-cache', JURY_OPTION_HELP.cache)
+    .addOption(juryOption('gold'))
+    .addOption(juryOption('auditLog'))
+    .addOption(juryOption('cache'))
     .option('--rank <n>', 's3:// input: this worker\'s index among --world-size workers (default $JOB_COMPLETION_INDEX, else 0)')
     .option('--world-size <n>', 's3:// input: number of workers sharing the objects', '1')
     .option('--max-storage-outage <duration>', 'how long to wait out an output store that is down or full (e.g. 90s, 10m, 1h; 0 = fail at once): commits retry with backoff and no new records are read meanwhile', '10m')
@@ -212,7 +200,7 @@ export function registerRun(program: Command): void {
     .option('--metrics-port <n>', 'serve Prometheus /metrics and the /healthz, /readyz probes on this port (0 = any free port, printed on stderr; default: off)')
     .option('--metrics-host <addr>', 'address the metrics port listens on', '0.0.0.0')
     .option('--metrics-linger <s>', 'after the summary, keep serving the final metrics this many seconds (or until SIGTERM), so a last scrape sees them', '0')
-    .option('--max-outage <duration>', 'longest an endpoint may stay down while the run waits for it, e.g. 90s, 30m, 2h (default: max_outage_ms of the config, 30m); beyond it the run stops with exit code 3');
+    .addOption(configFlagOption('maxOutageMs'));
   addLeaseOptions(run).addHelpText('after', RUN_HELP).action(runCommand);
 }
 
@@ -233,21 +221,10 @@ function parseMetricsOptions(opts: RunOptions): MetricsOptions | undefined {
   return { host: opts.metricsHost, port, lingerS };
 }
 
-function budgetFlags(opts: RunOptions): Pick<RunJobOptions, 'budgetUsd' | 'budgetTokens'> {
-  const out: Pick<RunJobOptions, 'budgetUsd' | 'budgetTokens'> = {};
-  if (opts.budgetUsd !== undefined) {
-    const n = Number(opts.budgetUsd);
-    if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--budget-usd must be a positive number of US dollars (got "${opts.budgetUsd}")`);
-    out.budgetUsd = n;
-  }
-  if (opts.budgetTokens !== undefined) out.budgetTokens = positiveInt(opts.budgetTokens, '--budget-tokens');
-  return out;
-}
-
 /** The command line, checked, as the plain data the judging thread takes. */
 function parseRunOptions(opts: RunOptions): { job: RunJobOptions; maxHeapMb: number; metrics: MetricsOptions | undefined } {
   if (!['parquet', 'arrow', 'both'].includes(opts.format)) throw new UsageError(`--format must be parquet, arrow or both (got "${opts.format}")`);
-  if (opts.corpus !== undefined && !['parquet', 'jsonl', 'off'].includes(opts.corpus)) throw new UsageError(`--corpus must be parquet, jsonl or off (got "${opts.corpus}")`);
+  const configFlags = parseConfigFlags(opts as unknown as Record<string, unknown>, RUN_CONFIG_FLAGS);
   if (!['auto', 'bar', 'log', 'none'].includes(opts.progress)) throw new UsageError(`--progress must be auto, bar, log or none (got "${opts.progress}")`);
   const log = logSettings();
   if (log.format === 'json' && opts.progress === 'bar') throw new UsageError('--progress bar draws on the terminal and would break the JSON lines of --log-format json: use --progress log (JSON events) or none');
@@ -272,19 +249,13 @@ function parseRunOptions(opts: RunOptions): { job: RunJobOptions; maxHeapMb: num
     ...(opts.input ? { input: opts.input } : {}),
     out: opts.out,
     formats: opts.format === 'both' ? ['parquet', 'arrow'] : [opts.format as ShardFormat],
-    ...(opts.corpus !== undefined ? { corpus: opts.corpus as 'parquet' | 'jsonl' | 'off' } : {}),
     concurrency: positiveInt(opts.concurrency, '--concurrency'),
     maxRecords: positiveInt(opts.rangeRecords, '--range-records'),
     maxChars: positiveInt(opts.rangeMb, '--range-mb') * 1024 * 1024,
     resume: opts.resume,
-    ...(opts.onChangedInput !== undefined ? { onChangedInput: oneOf(opts.onChangedInput, CHANGED_INPUT, '--on-changed-input') } : {}),
     ...(opts.rejudge !== undefined ? { rejudge: oneOf(opts.rejudge, REJUDGE, '--rejudge') } : {}),
-    ...(opts.duplicateIds !== undefined ? { duplicateIds: oneOf(opts.duplicateIds, DUPLICATE_IDS, '--duplicate-ids') } : {}),
     log,
-    ...(opts.maxOutage !== undefined ? { maxOutageMs: parseDurationFlag(opts.maxOutage, '--max-outage') } : {}),
-    ...(opts.verdictDetails !== undefined ? { verdictDetails: verdictDetailsFlag(opts.verdictDetails) } : {}),
-    ...budgetFlags(opts),
-    ...(opts.preflight === false ? { preflight: false } : {}),
+    ...configFlags,
     lease: leaseSettings(opts),
   };
   return { job, maxHeapMb, metrics: parseMetricsOptions(opts) };
@@ -308,10 +279,15 @@ interface WorkerOutcome {
  * or SIGTERM asks it to stop pulling and commit what is in flight; a second SIGINT aborts.
  */
 async function runInWorker(job: RunJobOptions, maxHeapMb: number, progressMode: ProgressMode, ops: RunOps | undefined): Promise<WorkerOutcome> {
+  // A worker sees no stdin of its own: an input that reads it (stdin://) gets ours piped in.
+  const stdin = job.input !== undefined && findInputConnector(job.input)?.readsStdin === true;
   const worker = new Worker(new URL('./run-worker.js', import.meta.url), {
     workerData: { job, metrics: ops !== undefined } satisfies WorkerInput,
     ...(maxHeapMb > 0 ? { resourceLimits: { maxOldGenerationSizeMb: maxHeapMb } } : {}),
+    ...(stdin ? { stdin: true } : {}),
   });
+  // A worker that stops before the input ends closes its end: the lines left over are not an error.
+  if (stdin && worker.stdin) process.stdin.pipe(worker.stdin.on('error', () => undefined));
   let progress: ProgressView | null = null;
   let finished: WorkerOutcome | null = null;
   let failure: FatalReport | null = null;
@@ -345,6 +321,7 @@ async function runInWorker(job: RunJobOptions, maxHeapMb: number, progressMode: 
     worker.on('exit', resolve);
   });
   ops?.finished(undefined); // a no-op after 'done'; otherwise the worker died without final numbers
+  if (stdin) process.stdin.unpipe().destroy(); // lines the run did not read keep no process alive
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
   const f = failure as FatalReport | null;

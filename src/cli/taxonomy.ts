@@ -8,7 +8,7 @@ import { writeLabels } from '../induce/labels.js';
 import { loadTaxonomy } from '../taxonomy/schema.js';
 import { inducerSeat, taxonomySettings } from '../taxonomy/seats.js';
 import { UsageError } from './io.js';
-import { JURY_OPTION_HELP, loadJuryConfig, openJury, type JuryOptions } from './jury-setup.js';
+import { JURY_OPTION_HELP, juryOption, loadJuryConfig, openJury, type JuryOptions } from './jury-setup.js';
 import { logger } from '../util/log.js';
 
 const log = logger('taxonomy');
@@ -117,7 +117,7 @@ export function registerTaxonomy(program: Command): void {
     .requiredOption('--out <file.json>', 'where to write the frozen taxonomy (usable as taxonomy.file)')
     .option('--labels <file.parquet>', 'where to write each defect\'s leaf (default: <out>.labels.parquet)')
     .option('--work <dir>', 'checkpoint folder for resuming (default: <out>.work)')
-    .option('-c, --config <file>', `${JURY_OPTION_HELP.config}; taxonomy.inducer / taxonomy.assigner pick the model`)
+    .addOption(juryOption('config', `${JURY_OPTION_HELP.config}; taxonomy.inducer / taxonomy.assigner pick the model`))
     .option('--batch-size <n>', 'defects per grow call', '40')
     .option('--assign-batch <n>', 'defects per assignment call', '20')
     .option('--grow-limit <n>', 'grow from the first n interleaved defects only (all are still assigned)')
@@ -125,8 +125,8 @@ export function registerTaxonomy(program: Command): void {
     .option('--max-passes <n>', 'passes over still-unassigned defects before giving up on them', '5')
     .option('--generator-key <key>', 'meta key naming the model that wrote each trace (batches mix models)', 'generator')
     .option('--name <text>', 'name stored in the taxonomy file')
-    .option('--audit-log <file>', JURY_OPTION_HELP.auditLog)
-    .option('--no-cache', JURY_OPTION_HELP.cache)
+    .addOption(juryOption('auditLog'))
+    .addOption(juryOption('cache'))
     .option('--no-progress', 'no progress lines on stderr')
     .addHelpText(
       'after',

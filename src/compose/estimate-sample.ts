@@ -9,7 +9,7 @@ import { MemoryObjectStore } from '../pipeline/object-store.js';
 import { intake, intakeSettings } from '../pipeline/steps/index.js';
 import { prepareRecord } from '../pipeline/steps/segment.js';
 import { createRng } from '../util/prng.js';
-import { isKafkaUrl, openInput } from './io.js';
+import { inputConnector, openInput } from './io.js';
 
 export interface InputSample {
   sample: JudgeInput[];
@@ -20,7 +20,8 @@ export interface InputSample {
 }
 
 export async function sampleInput(url: string, config: JuryConfig, size: number, seed: number): Promise<InputSample> {
-  if (isKafkaUrl(url)) throw new Error('a kafka:// topic has no end to count; estimate a file, folder or s3:// prefix holding a sample of it');
+  const unbounded = inputConnector(url).unbounded;
+  if (unbounded) throw new Error(unbounded);
   const input = await openInput(url, { config, store: new MemoryObjectStore(), committed: new Map(), rank: 0, worldSize: 1, untilCaughtUp: true, signal: new AbortController().signal });
   const rng = createRng(['estimate', seed]);
   const settings = intakeSettings(config);

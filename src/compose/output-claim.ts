@@ -8,7 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { acquireLease, type OutputLease } from '../pipeline/output-lease.js';
 import type { OutputTarget } from './io.js';
-import { isKafkaUrl, isS3Url } from './io.js';
+import { findInputConnector, isS3Url } from './io.js';
 import { ReasoningJuryError } from '../util/errors.js';
 
 export interface LeaseSettings {
@@ -59,9 +59,13 @@ function within(a: string, b: string): boolean {
   return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
 }
 
-/** --out inside --input would read its own parts back as input, --input inside --out would be written over. */
+/**
+ * --out inside --input would read its own parts back as input, --input inside --out would be
+ * written over. A stream (Kafka, stdin) is no place to nest in; an unknown scheme is refused when opened.
+ */
 export function checkNesting(input: string, out: string): void {
-  if (isKafkaUrl(input)) return;
+  const place = findInputConnector(input)?.place;
+  if (place === undefined || place === 'stream') return;
   if (within(out, input)) throw new OutputFolderError(`--out ${out} is inside --input ${input}: the run would read its own shards back as input; put the output elsewhere`);
   if (within(input, out)) throw new OutputFolderError(`--input ${input} is inside --out ${out}: the output's files would be mixed with the input; put the output elsewhere`);
 }

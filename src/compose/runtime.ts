@@ -7,8 +7,7 @@ import { createGateway } from '../llm/gateway.js';
 import { unpricedModels } from '../llm/ledger.js';
 import { logger } from '../util/log.js';
 import type { GatewayObserver } from '../llm/observer.js';
-import { createOpenAIProvider } from '../llm/openai-provider.js';
-import { resolveModelPath } from '../models/cache.js';
+import { providerKind } from '../llm/providers/index.js';
 import type { Provider } from '../llm/types.js';
 import { loadPromptSet, REPAIR_TEMPLATES, type TemplateName } from '../prompts/templates.js';
 
@@ -39,15 +38,14 @@ export interface RuntimeOptions {
 /** What a command holds while it judges (the interface lives with the jury, which offline jobs may use). */
 export type { JuryRuntime as Runtime } from '../jury/runtime.js';
 
-/** The endpoint settings the gateway gets: served ones as given, local models resolved. */
+/** The endpoint settings the gateway gets: served ones as given, the rest as their kind prepares them (local models resolved). */
 function gatewayEndpoints(opts: RuntimeOptions): Record<string, EndpointConfig> {
   const endpoints: Record<string, EndpointConfig> = {};
   for (const [name, ep] of Object.entries(opts.config.endpoints)) {
     const served = opts.served && Object.hasOwn(opts.served, name) ? opts.served[name] : undefined;
+    const prepare = opts.providerFor ? undefined : providerKind(ep.kind).prepare;
     if (served && !opts.providerFor) endpoints[name] = served;
-    // A missing model fails here, with how to fetch it, rather than in every juror's call.
-    else if (ep.kind === 'local' && !opts.providerFor) endpoints[name] = { ...ep, model_path: resolveModelPath(ep.model_path!) };
-    else endpoints[name] = ep;
+    else endpoints[name] = prepare ? prepare(name, ep) : ep;
   }
   return endpoints;
 }
@@ -100,28 +98,14 @@ export async function openRuntime(opts: RuntimeOptions): Promise<JuryRuntime> {
  */
 function warnUnsetKeys(config: JuryConfig, env: NodeJS.ProcessEnv = process.env): void {
   for (const [name, ep] of Object.entries(config.endpoints)) {
-    if (ep.kind !== 'openai' || !ep.api_key_env || env[ep.api_key_env]) continue;
+    if (!providerKind(ep.kind).sendsKey || !ep.api_key_env || env[ep.api_key_env]) continue;
     logger('llm').warn(`endpoint "${name}": ${ep.api_key_env} (named by endpoints.${name}.api_key_env) is not set; sending a placeholder key, which only a server without authentication accepts`, { endpoint: name, variable: ep.api_key_env });
   }
 }
 
-/** `kind: local` runs in this process; every other endpoint speaks OpenAI-compatible HTTP. */
+/** The provider registered for the endpoint's kind (src/llm/providers/). */
 export function defaultProviderFor(name: string, endpoint: EndpointConfig): Provider {
-  return endpoint.kind === 'local' ? lazyLocalProvider(name, endpoint) : createOpenAIProvider(name, endpoint);
-}
-
-/** The in-process engine's code (llama.cpp bindings, grammar, queue) loads only when a local seat is called. */
-function lazyLocalProvider(name: string, endpoint: EndpointConfig): Provider {
-  if (!endpoint.model_path) throw new Error(`endpoint "${name}" (kind: local) has no model_path`);
-  let provider: Promise<Provider> | undefined;
-  const get = () => (provider ??= import('../llm/local-provider.js').then((m) => m.createLocalProvider(name, endpoint)));
-  return {
-    name,
-    complete: async (req, signal) => (await get()).complete(req, signal),
-    async close() {
-      if (provider) await (await provider).close?.();
-    },
-  };
+  return providerKind(endpoint.kind).create(name, endpoint);
 }
 
 /** The opt-in pass templates this config uses (they enter the prompt hash only then). */
