@@ -4,7 +4,9 @@
  *
  * What counts as a path (the rule, in one place):
  * - a Markdown link target `[text](target)`: resolved against the page's own folder, as a reader's
- *   browser would; URLs (`scheme://`, `mailto:`) and pure `#anchors` are not paths;
+ *   browser would; URLs (`scheme://`, `mailto:`) are not paths. A `#anchor` on a link to a
+ *   Markdown page (or alone, for the page itself) must be one of that page's headings, slugged
+ *   as GitHub does;
  * - a token in an inline code span or in a fenced block that starts with one of the repository's
  *   top folders (`src/`, `test/`, `docs/`, … see TOP_FOLDERS) or is one of its top files: resolved
  *   against the repository root;
@@ -56,17 +58,38 @@ export function mentions(markdown: string): Mention[] {
   return out;
 }
 
-type Repo = { exists(path: string): boolean; files: string[] };
+type Repo = { exists(path: string): boolean; files: string[]; read?(path: string): string };
+
+/** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens, repeats numbered. */
+export function anchors(markdown: string): Set<string> {
+  const seen = new Map<string, number>();
+  const out = new Set<string>();
+  let fenced = false;
+  for (const line of markdown.split('\n')) {
+    if (/^\s*```/.test(line)) fenced = !fenced;
+    const m = fenced ? null : /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
+    if (!m) continue;
+    const base = (m[1] as string).toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+    const n = seen.get(base) ?? 0;
+    seen.set(base, n + 1);
+    out.add(n === 0 ? base : `${base}-${n}`);
+  }
+  return out;
+}
+
+function linkProblem(page: string, raw: string, repo: Repo): string | null {
+  if (/^[a-z][a-z0-9+.-]*:/i.test(raw) || raw === '') return null;
+  const [path = '', anchor] = raw.split('#');
+  const target = path === '' ? page : posix.normalize(posix.join(posix.dirname(page), path));
+  if (!repo.exists(target)) return `${page}: link to ${raw} (${target}) names no file`;
+  if (anchor === undefined || !target.endsWith('.md') || !repo.read) return null;
+  return anchors(repo.read(target)).has(anchor) ? null : `${page}: link to ${raw}: ${target} has no heading #${anchor}`;
+}
 
 /** Why a mention in the page `page` (repository-relative) names nothing, or null when fine. */
 export function problem(page: string, mention: Mention, repo: Repo): string | null {
+  if (mention.via === 'link') return linkProblem(page, mention.path, repo);
   let path = mention.path.replace(/[.:,;]+$/, '').replace(/^\.\//, '');
-  if (mention.via === 'link') {
-    if (/^[a-z][a-z0-9+.-]*:/i.test(path) || path.startsWith('#') || path === '') return null;
-    path = path.replace(/#.*$/, '');
-    const target = posix.normalize(posix.join(posix.dirname(page), path));
-    return repo.exists(target) ? null : `${page}: link to ${mention.path} (${target}) names no file`;
-  }
   path = path.replace(/:\d+$/, '');
   if (path === '' || path.includes('://') || PLACEHOLDER.test(path)) return null;
   const top = path.split('/')[0] as string;
@@ -109,6 +132,7 @@ describe('paths named in the docs', () => {
     exists(path) {
       return this.files.some((f) => f === path || f.startsWith(`${path}/`));
     },
+    read: (path) => (path === 'docs/layout.md' ? '# Layout\n\n## One writer per output\n\n## Exit codes (all)\n' : '# Readme\n\n## Guarantees\n'),
   };
   const check = (page: string, text: string) =>
     mentions(text)
@@ -131,14 +155,27 @@ describe('paths named in the docs', () => {
     expect(check('README.md', 'the prompts `src/pipeline/x*.ts`')).toEqual([
       'README.md: src/pipeline/x*.ts matches no file',
     ]);
+    expect(check('README.md', 'see [the lease](docs/layout.md#one-writer-per-outputs)')).toEqual([
+      'README.md: link to docs/layout.md#one-writer-per-outputs: docs/layout.md has no heading #one-writer-per-outputs',
+    ]);
+    expect(check('README.md', '[up](#guarantee)')).toEqual(['README.md: link to #guarantee: README.md has no heading #guarantee']);
+  });
+
+  it('slugs headings as GitHub does', () => {
+    expect([...anchors('# A b\n## Exit codes (all)\n## `run --rejudge`: again\n## A b\n```\n# not a heading\n```')]).toEqual([
+      'a-b',
+      'exit-codes-all',
+      'run---rejudge-again',
+      'a-b-1',
+    ]);
   });
 
   it('accepts right paths, page-relative links, anchors, globs, and leaves examples alone', () => {
     const text = [
-      '[layout](layout.md#one-writer-per-output) [readme](../README.md) [web](https://x.org/a.md)',
+      '[layout](layout.md#one-writer-per-output) [readme](../README.md#guarantees) [web](https://x.org/a.md)',
       '`src/pipeline/stage.ts` `steps/segment.ts` `stage.ts:12` `src/pipeline/st*.ts` `docs/`',
       '`out/verdicts/source=file/part-<first>-<last>.parquet` `OUT/_lease/` `jury.yaml` `dist/cli/main.js`',
-      '`src/pipeline/{a,b}.ts` [top](#guarantees)',
+      '`src/pipeline/{a,b}.ts` [codes](#exit-codes-all)',
     ].join('\n');
     expect(check('docs/layout.md', text)).toEqual([]);
   });
@@ -149,6 +186,7 @@ describe('paths named in the docs', () => {
     const repo: Repo = {
       files,
       exists: (path) => set.has(path) || existsSync(join(ROOT, path)),
+      read: (path) => readFileSync(join(ROOT, path), 'utf8'),
     };
     const problems: string[] = [];
     for (const page of pages()) {
