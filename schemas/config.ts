@@ -19,7 +19,7 @@ export const BreakerConfig = z
     probe_max_interval_ms: z.int().positive().default(15_000).describe('Longest wait between two probes of a down endpoint.'),
   })
   .strict()
-  .describe('Circuit breaker of this endpoint (README, "Endpoint outages"). The longest outage a run waits out is `max_outage_ms`.');
+  .describe('Circuit breaker of this endpoint (docs/operating.md, "Endpoint outages"). The longest outage a run waits out is `max_outage_ms`.');
 export type BreakerConfig = z.infer<typeof BreakerConfig>;
 
 export const EndpointConfig = z
@@ -282,7 +282,7 @@ function cascadeIssues(c: CascadeConfig, seats: number, ctx: z.RefinementCtx): v
 
 export const Phase1Config = z
   .object({
-    strategy: z.enum(['all', 'cascade']).default('all').describe('`all`: every seat judges every record (mode `single`: the first). `cascade`: the first `cascade.start` seats judge, further seats only when a `cascade.rules` rule fires (docs: README, "Cascade Phase 1").'),
+    strategy: z.enum(['all', 'cascade']).default('all').describe('`all`: every seat judges every record (mode `single`: the first). `cascade`: the first `cascade.start` seats judge, further seats only when a `cascade.rules` rule fires (docs/cost.md, "Cascade Phase 1").'),
     cascade: CascadeConfig.prefault({}),
   })
   .strict()

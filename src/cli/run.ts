@@ -161,6 +161,7 @@ the same --out stops with one line naming the holder and exit code 4 before any 
 waits for it with --wait-for-lease; a killed holder's lease expires after --lease-expiry, or is
 taken at once with --take-over. --out may not be inside --input or contain it (exit 2); an
 --out that cannot be written stops the run at start, one that vanishes mid-run stops it (exit 1).
+Every exit code, of every command: docs/operating.md ("Exit codes").
 
 Examples:
   reasoning-jury run                                   # bundled examples, simulated jury, ./out

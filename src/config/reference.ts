@@ -224,7 +224,7 @@ export function referenceSections(root: z.ZodObject = JuryConfig): Section[] {
     const at = rest.findIndex((s) => s.title === 'endpoints') + 1;
     rest.splice(at, 0, seats);
     if (walk.external) {
-      const ext = newSection(EXTERNAL_SECTION, `${meaningOf(unwrap(ExternalSeatConfig), EXTERNAL_SECTION)} Keys of a \`jurors[]\` entry with \`kind: external\` (README, "External judges as jurors").`);
+      const ext = newSection(EXTERNAL_SECTION, `${meaningOf(unwrap(ExternalSeatConfig), EXTERNAL_SECTION)} Keys of a \`jurors[]\` entry with \`kind: external\` (docs/external-judges.md).`);
       walkShape(ExternalSeatConfig.shape, 'jurors[]', ext, walk);
       rest.splice(at + 1, 0, ext);
     }
