@@ -1,0 +1,171 @@
+/**
+ * Filters, sorts and pages the record index. A filter is one pass over typed columns; a sort
+ * packs (key, position) into one float per record and uses the engine's numeric sort, so a
+ * million records sort without a comparator call each. The last few results are kept, so paging
+ * and next / previous within a filter cost nothing.
+ */
+import { FILTER_DECISIONS, IMPACTS_ORDER } from './schema-bits.js';
+import type { RecordIndex } from './record-index.js';
+
+export const SORT_KEYS = ['id', 'decision', 'rule', 'severity', 'defects', 'jurors', 'dissent', 'categories', 'degraded', 'cost', 'reviewed'] as const;
+export type SortKey = (typeof SORT_KEYS)[number];
+
+export interface Filter {
+  decision?: string;
+  rule?: string;
+  /** `none` or a severity: the record's max severity */
+  severity?: string;
+  category?: string;
+  degraded?: 'yes' | 'no';
+  reviewed?: 'yes' | 'no';
+  q?: string;
+  sort?: SortKey;
+  dir?: 'asc' | 'desc';
+}
+
+const FILTER_KEYS = ['decision', 'rule', 'severity', 'category', 'degraded', 'reviewed', 'q', 'sort', 'dir'] as const;
+
+/** The filter of a query string; values it does not know are a mistake the caller is told about. */
+export function parseFilter(p: URLSearchParams): Filter {
+  const f: Filter = {};
+  for (const k of FILTER_KEYS) {
+    const v = p.get(k);
+    if (v === null || v === '') continue;
+    if (k === 'decision' && !(FILTER_DECISIONS as readonly string[]).includes(v)) throw new RangeError(`decision must be keep, drop or review`);
+    if (k === 'severity' && v !== 'none' && !(IMPACTS_ORDER as readonly string[]).includes(v)) throw new RangeError(`severity must be none, ${IMPACTS_ORDER.join(', ')}`);
+    if ((k === 'degraded' || k === 'reviewed') && v !== 'yes' && v !== 'no') throw new RangeError(`${k} must be yes or no`);
+    if (k === 'sort' && !(SORT_KEYS as readonly string[]).includes(v)) throw new RangeError(`sort must be one of ${SORT_KEYS.join(', ')}`);
+    if (k === 'dir' && v !== 'asc' && v !== 'desc') throw new RangeError('dir must be asc or desc');
+    (f as Record<string, string>)[k] = k === 'q' ? v.slice(0, 500) : v;
+  }
+  return f;
+}
+
+export const filterKey = (f: Filter): string => FILTER_KEYS.map((k) => `${k}=${f[k] ?? ''}`).join('&');
+
+/** Positions of the records `f` keeps, in index order; `hits` is the text search's answer. */
+function select(ix: RecordIndex, f: Filter, hits: Uint8Array | null): Uint32Array {
+  const decision = f.decision ? FILTER_DECISIONS.indexOf(f.decision as never) : -2;
+  const rule = f.rule === undefined ? -2 : f.rule === '(default)' ? 0 : ix.rules.values.indexOf(f.rule);
+  const severity = f.severity === undefined ? -2 : f.severity === 'none' ? -1 : IMPACTS_ORDER.indexOf(f.severity as never);
+  const catOk = f.category === undefined ? null : ix.categorySets.values.map((s) => s.split(',').includes(f.category!));
+  const degraded = f.degraded === undefined ? -1 : f.degraded === 'yes' ? 1 : 0;
+  const reviewed = f.reviewed === undefined ? -1 : f.reviewed === 'yes' ? 1 : 0;
+  const out = new Uint32Array(ix.n);
+  let k = 0;
+  for (let i = 0; i < ix.n; i++) {
+    if (decision !== -2 && ix.decision[i] !== decision) continue;
+    if (rule !== -2 && ix.rule[i] !== rule) continue;
+    if (severity !== -2 && ix.impact[i] !== severity) continue;
+    if (catOk && !catOk[ix.categories[i]!]) continue;
+    if (degraded >= 0 && ix.degraded[i] !== degraded) continue;
+    if (reviewed >= 0 && (ix.reviewed[i]! > 0 ? 1 : 0) !== reviewed) continue;
+    if (hits && !hits[i]) continue;
+    out[k++] = i;
+  }
+  return out.slice(0, k);
+}
+
+/** Rank of each string of `values` in sorted order (ties share a rank). */
+function ranks(values: readonly string[]): Uint32Array {
+  const order = values.map((_, i) => i).sort((a, b) => (values[a]! < values[b]! ? -1 : values[a]! > values[b]! ? 1 : 0));
+  const rank = new Uint32Array(values.length);
+  order.forEach((i, r) => (rank[i] = r > 0 && values[order[r - 1]!] === values[i] ? rank[order[r - 1]!]! : r));
+  return rank;
+}
+
+/** Integer sort keys per record, computed when first asked for (ids and costs need a sort of their own). */
+export class SortKeys {
+  private readonly cache = new Map<SortKey, (i: number) => number>();
+  constructor(private readonly ix: RecordIndex) {}
+
+  of(key: SortKey): (i: number) => number {
+    let fn = this.cache.get(key);
+    if (!fn) this.cache.set(key, (fn = this.make(key)));
+    return fn;
+  }
+
+  private make(key: SortKey): (i: number) => number {
+    const ix = this.ix;
+    switch (key) {
+      case 'id': {
+        const r = ranks(ix.ids);
+        return (i) => r[i]!;
+      }
+      case 'decision': return (i) => ix.decision[i]!;
+      case 'rule': {
+        const r = ranks(ix.rules.values);
+        return (i) => r[ix.rule[i]!]!;
+      }
+      case 'severity': return (i) => ix.impact[i]! + 1;
+      case 'defects': return (i) => ix.defects[i]!;
+      case 'jurors': return (i) => ix.jurorsOk[i]! * 65536 + ix.jurorsTotal[i]!;
+      case 'dissent': return (i) => ix.dissent[i]!;
+      case 'categories': {
+        const r = ranks(ix.categorySets.values);
+        return (i) => r[ix.categories[i]!]!;
+      }
+      case 'degraded': return (i) => ix.degraded[i]!;
+      case 'reviewed': return (i) => ix.reviewed[i]!;
+      case 'cost': {
+        // Unknown costs (NaN) sort after every known one.
+        const sorted = Float64Array.from(ix.cost.subarray(0, ix.n)).sort();
+        return (i) => (Number.isNaN(ix.cost[i]!) ? ix.n : lowerBound(sorted, ix.cost[i]!));
+      }
+    }
+  }
+}
+
+function lowerBound(a: Float64Array, v: number): number {
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid]! < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Orders `rows` by `key` (ties by index order), packing key and position into one float each. */
+function sortRows(rows: Uint32Array, n: number, keyOf: (i: number) => number, desc: boolean): Uint32Array {
+  const bits = Math.max(1, Math.ceil(Math.log2(n + 1)));
+  const scale = 2 ** bits;
+  let max = 0;
+  for (const i of rows) max = Math.max(max, keyOf(i));
+  const packed = new Float64Array(rows.length);
+  for (let k = 0; k < rows.length; k++) {
+    const i = rows[k]!;
+    packed[k] = (desc ? max - keyOf(i) : keyOf(i)) * scale + i;
+  }
+  packed.sort();
+  const out = new Uint32Array(rows.length);
+  for (let k = 0; k < packed.length; k++) out[k] = packed[k]! % scale;
+  return out;
+}
+
+/** The filtered, sorted positions; the last few answers are kept. */
+export class RecordQuery {
+  readonly keys: SortKeys;
+  private readonly recent = new Map<string, Uint32Array>();
+
+  constructor(private readonly ix: RecordIndex) {
+    this.keys = new SortKeys(ix);
+  }
+
+  /** Forget every kept answer (a review changed what `reviewed` selects). */
+  invalidate(): void {
+    this.recent.clear();
+  }
+
+  rows(f: Filter, hits: Uint8Array | null): Uint32Array {
+    const key = filterKey(f);
+    const had = this.recent.get(key);
+    if (had) return had;
+    let rows = select(this.ix, f, hits);
+    if (f.sort) rows = sortRows(rows, this.ix.n, this.keys.of(f.sort), f.dir === 'desc');
+    this.recent.set(key, rows);
+    if (this.recent.size > 8) this.recent.delete(this.recent.keys().next().value!);
+    return rows;
+  }
+}
