@@ -87,7 +87,9 @@ function registerImport(review: Command): void {
     .argument('<out>', 'the judged output (folder or s3://bucket/prefix)')
     .argument('<file>', 'JSONL: {"record_id": …, "decision": "keep"|"drop", "note": …}; CSV: a header naming record_id (or id), decision, note, reviewer')
     .option('--reviewer <name>', 'reviewer of rows that name none (default: the login name)');
-  addLeaseOptions(cmd).action(async (outArg: string, file: string, opts: LeaseFlags & { reviewer?: string }) => {
+  addLeaseOptions(cmd).action(async (outArg: string, file: string) => {
+    // `review` has the same options, and commander hands them to it even after `import`.
+    const opts = cmd.optsWithGlobals<LeaseFlags & { reviewer?: string }>();
     let text: string;
     try {
       text = readFileSync(file, 'utf8');
