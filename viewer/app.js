@@ -75,6 +75,8 @@ async function render() {
     else if (path === '/review') show(await startQueue(params));
     else if (path.startsWith('/record/')) show(await renderRecord(decodeURIComponent(path.slice('/record/'.length)), params));
     else show(await renderRecords(params));
+    // While the server still reads ranges, lists and counts grow: draw them again (not a record being reviewed).
+    if (meta.partial && !path.startsWith('/record/')) setTimeout(() => my === generation && render(), 1000);
   } catch (err) {
     if (my !== generation) return;
     $main.replaceChildren(h('p', { class: 'error', role: 'alert' }, String(err.message ?? err)));
@@ -170,6 +172,7 @@ async function renderRecords(params) {
     return `#/records?${p}`;
   };
   const pager = h('div', { class: 'pager' },
+    res.partial ? h('span', { class: 'partial', id: 'partial' }, `reading the output: ${res.partial.done} of ${res.partial.total} ranges so far · `) : null,
     h('span', { id: 'count', 'data-total': res.total }, `${res.total.toLocaleString('en')} record${res.total === 1 ? '' : 's'}`),
     res.total > 0 ? h('span', { class: 'muted' }, ` · ${offset + 1}–${Math.min(offset + PAGE, res.total)}`) : null,
     offset > 0 ? h('a', { href: page(Math.max(0, offset - PAGE)), class: 'btn' }, '← previous') : null,

@@ -55,10 +55,10 @@ export interface Overview {
 
 /** Counts over every record: what the overview's bars show and link from. */
 export function overview(ix: RecordIndex): Overview {
-  const o: Overview = { records: ix.n, decisions: {}, reviewed: {}, severities: {}, categories: {}, rules: {}, degraded: 0, failed: 0, cost_usd: 0, cost_unknown: 0 };
+  const o: Overview = { records: ix.ready, decisions: {}, reviewed: {}, severities: {}, categories: {}, rules: {}, degraded: 0, failed: 0, cost_usd: 0, cost_unknown: 0 };
   const perSet = new Float64Array(ix.categorySets.values.length);
   const perRule = new Float64Array(ix.rules.values.length);
-  for (let i = 0; i < ix.n; i++) {
+  for (let i = 0; i < ix.ready; i++) {
     bump(o.decisions, FILTER_DECISIONS[ix.decision[i]!] ?? 'none');
     if (ix.reviewed[i]! > 0) bump(o.reviewed, FILTER_DECISIONS[ix.reviewed[i]! - 1]!);
     bump(o.severities, IMPACTS_ORDER[ix.impact[i]!] ?? 'none');

@@ -51,9 +51,9 @@ function select(ix: RecordIndex, f: Filter, hits: Uint8Array | null): Uint32Arra
   const catOk = f.category === undefined ? null : ix.categorySets.values.map((s) => s.split(',').includes(f.category!));
   const degraded = f.degraded === undefined ? -1 : f.degraded === 'yes' ? 1 : 0;
   const reviewed = f.reviewed === undefined ? -1 : f.reviewed === 'yes' ? 1 : 0;
-  const out = new Uint32Array(ix.n);
+  const out = new Uint32Array(ix.ready);
   let k = 0;
-  for (let i = 0; i < ix.n; i++) {
+  for (let i = 0; i < ix.ready; i++) {
     if (decision !== -2 && ix.decision[i] !== decision) continue;
     if (rule !== -2 && ix.rule[i] !== rule) continue;
     if (severity !== -2 && ix.impact[i] !== severity) continue;
@@ -77,9 +77,12 @@ function ranks(values: readonly string[]): Uint32Array {
 /** Integer sort keys per record, computed when first asked for (ids and costs need a sort of their own). */
 export class SortKeys {
   private readonly cache = new Map<SortKey, (i: number) => number>();
+  /** the index size the cached keys were made for: ranks change as ranges are added */
+  private size = -1;
   constructor(private readonly ix: RecordIndex) {}
 
   of(key: SortKey): (i: number) => number {
+    if (this.size !== this.ix.ready) this.cache.clear(), (this.size = this.ix.ready);
     let fn = this.cache.get(key);
     if (!fn) this.cache.set(key, (fn = this.make(key)));
     return fn;
@@ -89,7 +92,7 @@ export class SortKeys {
     const ix = this.ix;
     switch (key) {
       case 'id': {
-        const r = ranks(ix.ids);
+        const r = ranks(ix.ids.slice(0, ix.ready));
         return (i) => r[i]!;
       }
       case 'decision': return (i) => ix.decision[i]!;
@@ -107,41 +110,49 @@ export class SortKeys {
       }
       case 'degraded': return (i) => ix.degraded[i]!;
       case 'reviewed': return (i) => ix.reviewed[i]!;
-      case 'cost': {
-        // Unknown costs (NaN) sort after every known one.
-        const sorted = Float64Array.from(ix.cost.subarray(0, ix.n)).sort();
-        return (i) => (Number.isNaN(ix.cost[i]!) ? ix.n : lowerBound(sorted, ix.cost[i]!));
-      }
+      case 'cost':
+        return (i) => costHighWord(ix.cost[i]!);
     }
   }
 }
 
-function lowerBound(a: Float64Array, v: number): number {
-  let lo = 0;
-  let hi = a.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (a[mid]! < v) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+const word = new DataView(new ArrayBuffer(8));
+/** A cost's sort key: the high 32 bits of a non-negative double order like the double (to 1 part in 10^6); unknown (NaN) as the highest. */
+function costHighWord(cost: number): number {
+  if (Number.isNaN(cost)) return 0xffffffff;
+  word.setFloat64(0, cost);
+  return word.getUint32(0);
 }
 
-/** Orders `rows` by `key` (ties by index order), packing key and position into one float each. */
-function sortRows(rows: Uint32Array, n: number, keyOf: (i: number) => number, desc: boolean): Uint32Array {
+/**
+ * Orders `rows` by `key` (ties by index order), packing key and position into one float each.
+ * `exact` orders records whose keys tie but whose values differ (costs equal to six digits).
+ */
+function sortRows(rows: Uint32Array, n: number, keyOf: (i: number) => number, desc: boolean, exact?: (i: number) => number): Uint32Array {
   const bits = Math.max(1, Math.ceil(Math.log2(n + 1)));
   const scale = 2 ** bits;
+  const keys = new Float64Array(rows.length);
   let max = 0;
-  for (const i of rows) max = Math.max(max, keyOf(i));
-  const packed = new Float64Array(rows.length);
-  for (let k = 0; k < rows.length; k++) {
-    const i = rows[k]!;
-    packed[k] = (desc ? max - keyOf(i) : keyOf(i)) * scale + i;
-  }
+  for (let k = 0; k < rows.length; k++) max = Math.max(max, (keys[k] = keyOf(rows[k]!)));
+  const packed = keys;
+  for (let k = 0; k < rows.length; k++) packed[k] = (desc ? max - keys[k]! : keys[k]!) * scale + rows[k]!;
   packed.sort();
   const out = new Uint32Array(rows.length);
   for (let k = 0; k < packed.length; k++) out[k] = packed[k]! % scale;
+  if (exact) refineTies(out, packed, scale, exact, desc);
   return out;
+}
+
+function refineTies(out: Uint32Array, packed: Float64Array, scale: number, exact: (i: number) => number, desc: boolean): void {
+  for (let a = 0; a < out.length; ) {
+    let b = a + 1;
+    while (b < out.length && Math.floor(packed[b]! / scale) === Math.floor(packed[a]! / scale)) b++;
+    if (b - a > 1) {
+      const run = Array.from(out.subarray(a, b)).sort((x, y) => (desc ? exact(y) - exact(x) : exact(x) - exact(y)) || x - y);
+      out.set(run, a);
+    }
+    a = b;
+  }
 }
 
 /** The filtered, sorted positions; the last few answers are kept. */
@@ -159,11 +170,16 @@ export class RecordQuery {
   }
 
   rows(f: Filter, hits: Uint8Array | null): Uint32Array {
-    const key = filterKey(f);
+    const key = `${filterKey(f)}#${this.ix.ready}`;
     const had = this.recent.get(key);
     if (had) return had;
     let rows = select(this.ix, f, hits);
-    if (f.sort) rows = sortRows(rows, this.ix.n, this.keys.of(f.sort), f.dir === 'desc');
+    if (f.sort) {
+      const desc = f.dir === 'desc';
+      // An unknown cost sorts as the highest: last ascending, first descending (unknown ones by position).
+      const exact = f.sort === 'cost' ? (i: number) => this.ix.cost[i]! : undefined;
+      rows = sortRows(rows, this.ix.ready, this.keys.of(f.sort), desc, exact);
+    }
     this.recent.set(key, rows);
     if (this.recent.size > 8) this.recent.delete(this.recent.keys().next().value!);
     return rows;

@@ -32,7 +32,10 @@ class Dict {
 export const NO_REVIEW = 0;
 
 export class RecordIndex {
+  /** records written so far (the build adds them range by range) */
   n = 0;
+  /** records of the ranges fully read: what queries see while the index is being built */
+  ready = 0;
   readonly ids: string[] = [];
   readonly manifests: CommitManifest[] = [];
   /** first position of each range (a range's records are contiguous) */
@@ -80,13 +83,14 @@ export class RecordIndex {
 
   /** Position of a record id (first one when an output kept duplicates), or -1. */
   find(id: string): number {
-    return this.ids.indexOf(id);
+    const i = this.ids.indexOf(id);
+    return i < this.ready ? i : -1;
   }
 
   applyReview(r: ReviewRow): void {
     this.reviews.set(r.record_id, r);
     const d = FILTER_DECISIONS.indexOf(r.decision) + 1;
-    for (let i = this.ids.indexOf(r.record_id); i >= 0; i = this.ids.indexOf(r.record_id, i + 1)) this.reviewed[i] = d;
+    for (let i = this.ids.indexOf(r.record_id); i >= 0 && i < this.n; i = this.ids.indexOf(r.record_id, i + 1)) this.reviewed[i] = d;
   }
 }
 
@@ -145,21 +149,30 @@ async function addRange(ix: RecordIndex, store: ObjectStore, m: CommitManifest, 
   }
 }
 
+export interface BuildProgress {
+  /** the index, once its size is known: it grows range by range and can be queried meanwhile */
+  onStart?(ix: RecordIndex, ranges: number): void;
+  onRange?(done: number, total: number): void;
+}
+
 /** Reads every committed range of `store` (and its reviews) into an index. */
-export async function buildIndex(store: ObjectStore, onRange?: (done: number, total: number) => void): Promise<RecordIndex> {
+export async function buildIndex(store: ObjectStore, progress: BuildProgress = {}): Promise<RecordIndex> {
   const manifests = await listCommitted(store);
   const ix = new RecordIndex(manifests.reduce((a, m) => a + (m.rows.verdicts ?? 0), 0));
+  for (const [id, r] of latestReviews(await readReviews(store))) ix.reviews.set(id, r);
+  progress.onStart?.(ix, manifests.length);
   for (const [r, m] of manifests.entries()) {
-    ix.manifests.push(m);
-    ix.starts.push(ix.n);
+    const from = ix.n;
     await addRange(ix, store, m, r);
-    onRange?.(r + 1, manifests.length);
-  }
-  const reviews = latestReviews(await readReviews(store));
-  for (const [id, r] of reviews) ix.reviews.set(id, r);
-  for (let i = 0; i < ix.n; i++) {
-    const r = reviews.get(ix.ids[i]!);
-    if (r) ix.reviewed[i] = FILTER_DECISIONS.indexOf(r.decision) + 1;
+    for (let i = from; i < ix.n; i++) {
+      const review = ix.reviews.get(ix.ids[i]!);
+      if (review) ix.reviewed[i] = FILTER_DECISIONS.indexOf(review.decision) + 1;
+    }
+    // Published only once the range's rows are all in: a query meanwhile sees whole ranges.
+    ix.manifests.push(m);
+    ix.starts.push(from);
+    ix.ready = ix.n;
+    progress.onRange?.(r + 1, manifests.length);
   }
   return ix;
 }

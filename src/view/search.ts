@@ -23,13 +23,14 @@ export class TraceSearch {
   /** One byte per record: 1 where the id, problem or trace holds `q`. */
   async hits(q: string): Promise<Uint8Array> {
     const needle = q.toLowerCase();
-    const had = this.recent.get(needle);
+    const key = `${needle}#${this.ix.ready}`;
+    const had = this.recent.get(key);
     if (had) return had;
     const ix = this.ix;
-    const hits = new Uint8Array(ix.n);
+    const hits = new Uint8Array(ix.ready);
     for (let r = 0; r < ix.manifests.length; r++) {
       const start = ix.starts[r]!;
-      const end = ix.starts[r + 1] ?? ix.n;
+      const end = ix.starts[r + 1] ?? ix.ready;
       const at = new Map<string, number>();
       for (let i = start; i < end; i++) {
         if (ix.ids[i]!.toLowerCase().includes(needle)) hits[i] = 1;
@@ -40,7 +41,7 @@ export class TraceSearch {
         if (i !== undefined && !hits[i] && haystack(raw).includes(needle)) hits[i] = 1;
       });
     }
-    this.recent.set(needle, hits);
+    this.recent.set(key, hits);
     if (this.recent.size > 4) this.recent.delete(this.recent.keys().next().value!);
     return hits;
   }

@@ -94,6 +94,8 @@ class ViewApp {
   private query: RecordQuery | null = null;
   private search: TraceSearch | null = null;
   private progress = { done: 0, total: 0 };
+  /** every range read: until then queries answer over the ranges read so far, marked partial */
+  private complete = false;
   private failure: string | null = null;
   private readonly files: Record<string, Uint8Array>;
   private knownIds: Set<string> | null = null;
@@ -101,8 +103,16 @@ class ViewApp {
 
   constructor(private readonly o: ViewServerOptions) {
     this.files = Object.fromEntries(Object.values(STATIC).map((s) => [s.file, readFileSync(join(o.staticDir, s.file))]));
-    this.ready = buildIndex(o.store, (done, total) => (this.progress = { done, total })).then(
-      (ix) => ((this.ix = ix), (this.query = new RecordQuery(ix)), (this.search = new TraceSearch(o.store, ix)), ix),
+    this.ready = buildIndex(o.store, {
+      onStart: (ix, total) => {
+        this.ix = ix;
+        this.query = new RecordQuery(ix);
+        this.search = new TraceSearch(o.store, ix);
+        this.progress = { done: 0, total };
+      },
+      onRange: (done, total) => (this.progress = { done, total }),
+    }).then(
+      (ix) => ((this.complete = true), ix),
       (err: unknown) => {
         this.failure = (err as Error).message;
         throw err;
@@ -140,12 +150,17 @@ class ViewApp {
     try {
       if (req.method === 'GET' && url.pathname === '/api/records') return json(res, 200, await this.records(url.searchParams));
       if (req.method === 'GET' && url.pathname === '/api/record') return await this.record(res, url.searchParams);
-      if (req.method === 'GET' && url.pathname === '/api/overview') return json(res, 200, overview(this.ix));
+      if (req.method === 'GET' && url.pathname === '/api/overview') return json(res, 200, { ...overview(this.ix), partial: this.partial() });
       if (req.method === 'POST' && url.pathname === '/api/review') return await this.review(req, res);
       return json(res, 404, { error: 'no such API' });
     } catch (err) {
       return json(res, err instanceof RangeError ? 400 : 500, { error: (err as Error).message.split('\n')[0] });
     }
+  }
+
+  /** How far the index is while it is still being read; null once complete. */
+  private partial(): { done: number; total: number } | null {
+    return this.complete ? null : this.progress;
   }
 
   private meta(): unknown {
@@ -154,9 +169,10 @@ class ViewApp {
       location: this.o.location,
       reviewer: this.o.reviewer,
       ready: ix !== null,
+      partial: this.partial(),
       loading: this.progress,
       error: this.failure,
-      records: ix?.n ?? 0,
+      records: ix?.ready ?? 0,
       rules: ix ? ['(default)', ...ix.rules.values.slice(1)] : [],
       categories: ix ? [...new Set(ix.categorySets.values.flatMap((s) => (s ? s.split(',') : [])))].sort() : [],
     };
@@ -172,7 +188,7 @@ class ViewApp {
     const rows = await this.rowsFor(f);
     const offset = Math.max(0, Math.min(Number(p.get('offset') ?? 0) || 0, rows.length));
     const limit = Math.max(1, Math.min(Number(p.get('limit') ?? 100) || 100, 500));
-    return { total: rows.length, offset, rows: Array.from(rows.subarray(offset, offset + limit), (i) => summary(this.ix!, i)) };
+    return { total: rows.length, offset, partial: this.partial(), rows: Array.from(rows.subarray(offset, offset + limit), (i) => summary(this.ix!, i)) };
   }
 
   private async record(res: ServerResponse, p: URLSearchParams): Promise<void> {
@@ -193,10 +209,12 @@ class ViewApp {
     if (req.headers['x-rj-review'] !== '1' || !(req.headers['content-type'] ?? '').startsWith('application/json')) return json(res, 403, { error: 'reviews are sent by the page only' });
     const body = JSON.parse(await readBody(req, 64 * 1024)) as Partial<ReviewRequest>;
     const ix = this.ix!;
-    this.knownIds ??= new Set(ix.ids);
+    // While ranges are still being read, only the records read so far can be reviewed here.
+    const known = this.knownIds ?? new Set(ix.ids.slice(0, ix.ready));
+    if (this.complete) this.knownIds = known;
     const input: ReviewRequest = { record_id: String(body.record_id ?? ''), decision: String(body.decision ?? ''), note: typeof body.note === 'string' && body.note.trim() ? body.note.slice(0, 10_000) : null };
     try {
-      const row = await this.o.submitReview(input, this.knownIds);
+      const row = await this.o.submitReview(input, known);
       ix.applyReview(row);
       this.query!.invalidate();
       json(res, 200, { review: row, summary: summary(ix, ix.find(row.record_id)) });
