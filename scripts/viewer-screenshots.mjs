@@ -2,7 +2,7 @@
 //   npm run build && node scripts/viewer-screenshots.mjs
 // Judges a small synthetic set with the built-in simulator (deliberation, taxonomy on), serves it
 // with `view`, and saves the records table, one record and the overview (light), plus the record
-// in the dark theme, under docs/images/.
+// in the dark theme (at its jurors and deliberation), under docs/images/.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -56,7 +56,7 @@ try {
   await shot(`#/record/${encodeURIComponent(res.rows[0].id)}?decision=review`, 'viewer-record.png', 'light', 'li.step:is(.sev-minor,.sev-major,.sev-fatal)');
   await shot('#/overview', 'viewer-overview.png');
   await page.setViewport({ width: 1360, height: 860, deviceScaleFactor: 1 });
-  await shot(`#/record/${encodeURIComponent(res.rows[0].id)}?decision=review`, 'viewer-record-dark.png', 'dark', 'li.step:is(.sev-minor,.sev-major,.sev-fatal)');
+  await shot(`#/record/${encodeURIComponent(res.rows[0].id)}?decision=review`, 'viewer-record-dark.png', 'dark', 'section:has(.jurors)');
 } finally {
   await browser.close();
   view.kill('SIGTERM');

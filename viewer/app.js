@@ -17,7 +17,7 @@ function h(tag, attrs, ...children) {
     else if (k === 'href' && !String(v).startsWith('#')) throw new Error('only in-page links');
     else el.setAttribute(k, v === true ? '' : String(v));
   }
-  for (const c of children.flat()) if (c !== null && c !== undefined && c !== false) el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  for (const c of children.flat(Infinity)) if (c !== null && c !== undefined && c !== false) el.append(c instanceof Node ? c : document.createTextNode(String(c)));
   return el;
 }
 

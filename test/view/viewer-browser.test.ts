@@ -139,6 +139,9 @@ describe.skipIf(!findChromium())('reasoning-jury view in Chromium', () => {
     const defects = (await readCommittedRows(new LocalObjectStore(out), 'defects')).filter((d) => d.record_id === v.record_id);
     const cited = (defects[0]!.statement_refs as number[])[0]!;
     expect(await page.$eval(`#step-${cited}`, (e) => e.className)).toMatch(/sev-(neutral|minor|major|fatal)/);
+    // Each defect names the steps it cites, as links to them.
+    const heads = await page.$$eval('article.defect .defect-head', (e) => e.map((x) => x.textContent));
+    expect(heads).toEqual(defects.map((d) => expect.stringContaining(` at ${(d.statement_refs as number[]).map((n) => `STEP-${n}`).join(', ')}`)));
   });
 
   it('a review made with the keyboard lands in the reviews table, and decide writes it', async () => {
