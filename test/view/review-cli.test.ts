@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
+import { claimOutput } from '../../src/compose/output-claim.js';
+import { WHOLE_OUTPUT } from '../../src/pipeline/lease-record.js';
 import { LocalObjectStore } from '../../src/pipeline/object-store.js';
 import { latestReviews, readReviews } from '../../src/pipeline/reviews.js';
 import { listCommitted } from '../../src/pipeline/shard-commit.js';
@@ -114,6 +116,17 @@ describe('review, review import, then decide', () => {
     expect(corpus.length).toBe(decisions.length);
     for (const [id, review] of latest) {
       expect(corpus.find((r) => r.record_id === id)).toMatchObject({ folder: review.decision, decision: review.decision, rule: `review:${review.reviewer}` });
+    }
+
+    // While another command writes the output, a review waits its turn: exit 4, nothing written.
+    const lease = await claimOutput({ store, location: out }, { command: 'run', scope: WHOLE_OUTPUT, settings: { expiryMs: 60_000, waitMs: 0, takeOver: false } });
+    try {
+      const busy = await runCli(['review', out, '--record', c!, '--decision', 'drop']);
+      expect(busy.code, busy.stderr).toBe(4);
+      expect(busy.stderr).toContain('is being written by run');
+      expect(await readReviews(store)).toHaveLength(4);
+    } finally {
+      await lease.release();
     }
 
     // A decide resumed into the same --out under other reviews is refused, not mixed.

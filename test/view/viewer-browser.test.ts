@@ -12,6 +12,8 @@ import { join } from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
+import { claimOutput } from '../../src/compose/output-claim.js';
+import { WHOLE_OUTPUT } from '../../src/pipeline/lease-record.js';
 import { LocalObjectStore } from '../../src/pipeline/object-store.js';
 import { readReviews } from '../../src/pipeline/reviews.js';
 import { readCommittedRows, type PlainRow } from '../../src/pipeline/shard-read.js';
@@ -169,6 +171,23 @@ describe.skipIf(!findChromium())('reasoning-jury view in Chromium', () => {
     // Every other record keeps the policy's decision.
     const others = rows.filter((r) => r.record_id !== first).map((r) => [r.record_id, r.decision, r.reason]);
     expect(others).toEqual(decisions.filter((r) => r.record_id !== first).map((r) => [r.record_id, r.decision, r.reason]));
+  });
+
+  it('a review while another command writes the output is not saved, and the page says why', async () => {
+    const store = new LocalObjectStore(out);
+    const before = (await readReviews(store)).length;
+    const id = String(decisions.find((d) => d.decision === 'keep')!.record_id);
+    await open(`#/record/${encodeURIComponent(id)}?`);
+    const lease = await claimOutput({ store, location: out }, { command: 'run', scope: WHOLE_OUTPUT, settings: { expiryMs: 60_000, waitMs: 0, takeOver: false } });
+    try {
+      await page.click('#drop');
+      await page.waitForFunction("(document.getElementById('review-status')?.textContent ?? '').startsWith('not saved')");
+      expect(await page.$eval('#review-status', (e) => e.textContent)).toContain('is being written by run');
+      expect(await page.$eval('h1.recid', (e) => e.textContent)).toBe(id); // it stays on the record
+    } finally {
+      await lease.release();
+    }
+    expect(await readReviews(store)).toHaveLength(before);
   });
 
   it('a trace holding <img onerror> and <script> shows as text and runs nothing', async () => {
