@@ -40,6 +40,7 @@ Example:
       const port = Number(opts.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be 0..65535 (got "${opts.port}")`);
       const out = await openReviewedOutput(outArg);
+      if (!(await out.store.list('_commits/')).some((k) => k.endsWith('.json'))) throw new UsageError(`${out.location} holds no committed ranges (no _commits/*.json): nothing to view`);
       const token = opts.token ?? process.env.RJ_VIEW_TOKEN ?? (isLoopback(opts.host) ? undefined : randomBytes(18).toString('base64url'));
       const reviewer = opts.reviewer ?? defaultReviewer();
       const view = await startViewServer({

@@ -135,4 +135,14 @@ describe('review, review import, then decide', () => {
     expect(mixed.code).toBe(2);
     expect(mixed.stderr).toContain('decided under other reviews');
   });
+
+  it('view of a folder with no committed range stops with one line, and review of a record not judged there too', async () => {
+    const empty = mkdtempSync(join(tmpdir(), 'rj-view-empty-'));
+    const v = await runCli(['view', empty, '--port', '0']);
+    expect(v.code).toBe(2);
+    expect(v.stderr.trim()).toBe(`reasoning-jury: ${empty} holds no committed ranges (no _commits/*.json): nothing to view`);
+    const r = await runCli(['review', empty, '--record', 'x', '--decision', 'keep']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('record "x" is not in the output\'s committed verdicts');
+  });
 });
