@@ -256,7 +256,7 @@ export function allTables(scale = 1, source = 'kafka'): Required<ShardRows> {
 /** `reviews` rows: both decisions, notes and none, reviewers with unicode. */
 export function reviewRows(n: number): ReviewRow[] {
   return Array.from({ length: n }, (_, i) => ({
-    record_id: `rec-${i}`,
+    record_id: recordId(i),
     decision: i % 3 === 0 ? 'drop' : 'keep',
     reviewer: i % 2 ? 'ana' : 'zoë',
     reviewed_at: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(),
