@@ -3,7 +3,7 @@
 // textContent or as a text node, never as HTML: a trace holding markup shows as characters.
 
 const $main = document.getElementById('main');
-const FILTERS = ['decision', 'rule', 'severity', 'category', 'degraded', 'reviewed', 'q', 'sort', 'dir'];
+const FILTERS = ['decision', 'rule', 'severity', 'category', 'degraded', 'reviewed', 'defects', 'jurors', 'dissent', 'q', 'sort', 'dir'];
 const SEVERITIES = ['neutral', 'minor', 'major', 'fatal'];
 const PAGE = 100;
 let meta = null;
@@ -121,6 +121,9 @@ function filterBar(params) {
     select('category', 'category', meta.categories, params, pick),
     select('degraded', 'degraded', ['yes', 'no'], params, pick),
     select('reviewed', 'reviewed', ['yes', 'no'], params, pick),
+    select('defects', 'defects', ['none', 'any'], params, pick),
+    select('jurors', 'jurors', ['all', 'short'], params, pick),
+    select('dissent', 'dissent', ['yes', 'no'], params, pick),
     search,
   );
 }

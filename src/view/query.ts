@@ -18,12 +18,25 @@ export interface Filter {
   category?: string;
   degraded?: 'yes' | 'no';
   reviewed?: 'yes' | 'no';
+  /** `none`: no consensus defect; `any`: at least one */
+  defects?: 'none' | 'any';
+  /** `all`: every seated juror judged; `short`: some failed (or no verdict) */
+  jurors?: 'all' | 'short';
+  /** any dissenting finding */
+  dissent?: 'yes' | 'no';
   q?: string;
   sort?: SortKey;
   dir?: 'asc' | 'desc';
 }
 
-const FILTER_KEYS = ['decision', 'rule', 'severity', 'category', 'degraded', 'reviewed', 'q', 'sort', 'dir'] as const;
+const FILTER_KEYS = ['decision', 'rule', 'severity', 'category', 'degraded', 'reviewed', 'defects', 'jurors', 'dissent', 'q', 'sort', 'dir'] as const;
+const CHOICES: Partial<Record<(typeof FILTER_KEYS)[number], readonly string[]>> = {
+  degraded: ['yes', 'no'],
+  reviewed: ['yes', 'no'],
+  dissent: ['yes', 'no'],
+  defects: ['none', 'any'],
+  jurors: ['all', 'short'],
+};
 
 /** The filter of a query string; values it does not know are a mistake the caller is told about. */
 export function parseFilter(p: URLSearchParams): Filter {
@@ -33,7 +46,8 @@ export function parseFilter(p: URLSearchParams): Filter {
     if (v === null || v === '') continue;
     if (k === 'decision' && !(FILTER_DECISIONS as readonly string[]).includes(v)) throw new RangeError(`decision must be keep, drop or review`);
     if (k === 'severity' && v !== 'none' && !(IMPACTS_ORDER as readonly string[]).includes(v)) throw new RangeError(`severity must be none, ${IMPACTS_ORDER.join(', ')}`);
-    if ((k === 'degraded' || k === 'reviewed') && v !== 'yes' && v !== 'no') throw new RangeError(`${k} must be yes or no`);
+    const choices = CHOICES[k];
+    if (choices && !choices.includes(v)) throw new RangeError(`${k} must be ${choices.join(' or ')}`);
     if (k === 'sort' && !(SORT_KEYS as readonly string[]).includes(v)) throw new RangeError(`sort must be one of ${SORT_KEYS.join(', ')}`);
     if (k === 'dir' && v !== 'asc' && v !== 'desc') throw new RangeError('dir must be asc or desc');
     (f as Record<string, string>)[k] = k === 'q' ? v.slice(0, 500) : v;
@@ -51,6 +65,9 @@ function select(ix: RecordIndex, f: Filter, hits: Uint8Array | null): Uint32Arra
   const catOk = f.category === undefined ? null : ix.categorySets.values.map((s) => s.split(',').includes(f.category!));
   const degraded = f.degraded === undefined ? -1 : f.degraded === 'yes' ? 1 : 0;
   const reviewed = f.reviewed === undefined ? -1 : f.reviewed === 'yes' ? 1 : 0;
+  const defects = f.defects === undefined ? -1 : f.defects === 'any' ? 1 : 0;
+  const jurorsShort = f.jurors === undefined ? -1 : f.jurors === 'short' ? 1 : 0;
+  const dissent = f.dissent === undefined ? -1 : f.dissent === 'yes' ? 1 : 0;
   const out = new Uint32Array(ix.ready);
   let k = 0;
   for (let i = 0; i < ix.ready; i++) {
@@ -60,6 +77,9 @@ function select(ix: RecordIndex, f: Filter, hits: Uint8Array | null): Uint32Arra
     if (catOk && !catOk[ix.categories[i]!]) continue;
     if (degraded >= 0 && ix.degraded[i] !== degraded) continue;
     if (reviewed >= 0 && (ix.reviewed[i]! > 0 ? 1 : 0) !== reviewed) continue;
+    if (defects >= 0 && (ix.defects[i]! > 0 ? 1 : 0) !== defects) continue;
+    if (jurorsShort >= 0 && (ix.jurorsOk[i]! < ix.jurorsTotal[i]! || ix.failed[i] === 1 ? 1 : 0) !== jurorsShort) continue;
+    if (dissent >= 0 && (ix.dissent[i]! > 0 ? 1 : 0) !== dissent) continue;
     if (hits && !hits[i]) continue;
     out[k++] = i;
   }

@@ -72,6 +72,9 @@ describe('record query', () => {
     const hits = new Uint8Array(ix.n);
     for (const i of want.slice(0, 5)) hits[i] = 1;
     expect(Array.from(q.rows({ ...f, q: 'x' }, hits))).toEqual(want.slice(0, 5));
+    expect(Array.from(q.rows({ defects: 'any', jurors: 'short', dissent: 'no' }, null))).toEqual(
+      Array.from({ length: ix.n }, (_, i) => i).filter((i) => ix.defects[i]! > 0 && ix.jurorsOk[i]! < ix.jurorsTotal[i]! && ix.dissent[i] === 0),
+    );
     expect(Array.from(q.rows({ rule: '(default)', reviewed: 'yes' }, null))).toEqual(Array.from({ length: ix.n }, (_, i) => i).filter((i) => ix.rule[i] === 0 && ix.reviewed[i]! > 0));
   });
 });
