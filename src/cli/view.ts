@@ -22,7 +22,7 @@ export function registerView(program: Command): void {
     .argument('<out>', 'the output of a `run` (folder or s3://bucket/prefix); only what its manifests list is read')
     .option('--port <n>', 'port to listen on (0: any free one)', '8765')
     .option('--host <addr>', 'address to listen on; anything but loopback asks every request for a token', '127.0.0.1')
-    .option('--token <t>', 'the token to ask for (default: a random one when --host is not loopback; env RJ_VIEW_TOKEN)')
+    .option('--token <t>', 'the token to ask for (default: env RJ_VIEW_TOKEN, else a random one, printed in the URL, when --host is not loopback); prefer the env var: arguments show in ps')
     .option('--reviewer <name>', 'name stored with the reviews made in the page (default: the login name)')
     .addHelpText(
       'after',
@@ -41,7 +41,8 @@ Example:
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be 0..65535 (got "${opts.port}")`);
       const out = await openReviewedOutput(outArg);
       if (!(await out.store.list('_commits/')).some((k) => k.endsWith('.json'))) throw new UsageError(`${out.location} holds no committed ranges (no _commits/*.json): nothing to view`);
-      const token = opts.token ?? process.env.RJ_VIEW_TOKEN ?? (isLoopback(opts.host) ? undefined : randomBytes(18).toString('base64url'));
+      const given = opts.token ?? process.env.RJ_VIEW_TOKEN;
+      const token = given ?? (isLoopback(opts.host) ? undefined : randomBytes(18).toString('base64url'));
       const reviewer = opts.reviewer ?? defaultReviewer();
       const view = await startViewServer({
         store: out.store,
@@ -58,7 +59,9 @@ Example:
       }).catch((err: NodeJS.ErrnoException) => {
         throw new UsageError(err.code === 'EADDRINUSE' ? `--port ${port} is in use on ${opts.host}: pick another (--port 0 takes any free one)` : `cannot listen on ${opts.host}:${port}: ${err.message}`);
       });
-      process.stdout.write(`viewing ${out.location} at ${view.url}${token ? `?token=${token}` : ''}  (Ctrl-C stops)\n`);
+      // A token we made is printed in the URL to open; one the user gave is theirs and is not echoed.
+      const shown = token === undefined ? view.url : given === undefined ? `${view.url}?token=${token}` : `${view.url}?token=<your token>`;
+      process.stdout.write(`viewing ${out.location} at ${shown}  (Ctrl-C stops)\n`);
       view.ready.then(
         (ix) => process.stdout.write(`${ix.n} record(s) in ${ix.manifests.length} committed range(s) ready\n`),
         (err: Error) => process.stderr.write(`cannot read ${out.location}: ${err.message.split('\n')[0]}\n`),

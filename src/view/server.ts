@@ -89,6 +89,15 @@ async function readBody(req: IncomingMessage, limit: number): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** A body that is not JSON is the client's mistake (400), not the server's. */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new RangeError('the body is not JSON');
+  }
+}
+
 class ViewApp {
   private ix: RecordIndex | null = null;
   private query: RecordQuery | null = null;
@@ -207,7 +216,7 @@ class ViewApp {
 
   private async review(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.headers['x-rj-review'] !== '1' || !(req.headers['content-type'] ?? '').startsWith('application/json')) return json(res, 403, { error: 'reviews are sent by the page only' });
-    const body = JSON.parse(await readBody(req, 64 * 1024)) as Partial<ReviewRequest>;
+    const body = parseJson(await readBody(req, 64 * 1024)) as Partial<ReviewRequest>;
     const ix = this.ix!;
     // While ranges are still being read, only the records read so far can be reviewed here.
     const known = this.knownIds ?? new Set(ix.ids.slice(0, ix.ready));

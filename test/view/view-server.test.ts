@@ -105,6 +105,8 @@ describe('view server: safe by default', () => {
     expect(form.status).toBe(403);
     const noHeader = await send(local.url, '/api/review', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
     expect(noHeader.status).toBe(403);
+    const notJson = await send(local.url, '/api/review', { method: 'POST', headers: { 'content-type': 'application/json', 'x-rj-review': '1' }, body: '{"record_id": ' });
+    expect([notJson.status, JSON.parse(notJson.body).error]).toEqual([400, 'the body is not JSON']);
     expect(submitted).toEqual([]);
     const ok = await send(local.url, '/api/review', { method: 'POST', headers: { 'content-type': 'application/json', 'x-rj-review': '1' }, body });
     expect(ok.status, ok.body).toBe(200);
