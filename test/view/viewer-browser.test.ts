@@ -130,6 +130,18 @@ describe.skipIf(!findChromium())('reasoning-jury view in Chromium', () => {
     expect(await shownCount()).toBe(1);
   });
 
+  it('the overview counts decisions, and a bar opens the records table filtered to it', async () => {
+    await open('#/overview');
+    const bars = await page.$$eval('a.barrow', (e) => e.map((a) => [a.getAttribute('href'), a.querySelector('.num')?.textContent]));
+    for (const d of ['keep', 'drop', 'review']) {
+      const n = decisions.filter((x) => x.decision === d).length;
+      if (n > 0) expect(bars).toContainEqual([`#/records?decision=${d}`, String(n)]);
+    }
+    await page.click('a.barrow[href="#/records?decision=drop"]');
+    await waitRendered('#/records?decision=drop');
+    expect(await shownCount()).toBe(decisions.filter((x) => x.decision === 'drop').length);
+  });
+
   it('shows a record\'s steps, defects and jurors', async () => {
     const v = verdicts.filter((x) => Number(x.n_defects) > 0).sort((a, b) => Number(b.n_defects) - Number(a.n_defects))[0]!;
     await open(`#/record/${encodeURIComponent(String(v.record_id))}?`);
