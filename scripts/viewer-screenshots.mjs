@@ -38,7 +38,7 @@ const url = await new Promise((res) => {
 const browser = await puppeteer.launch({ executablePath: chromium, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
 try {
   const page = await browser.newPage();
-  await page.setViewport({ width: 1360, height: 860, deviceScaleFactor: 1 });
+  await page.setViewport({ width: 1280, height: 800, deviceScaleFactor: 1 });
   const shot = async (hash, file, theme = 'light', scrollTo = null) => {
     await page.goto(`${url}${hash}`);
     await page.evaluate((t) => localStorage.setItem('rj-theme', t), theme);
@@ -52,10 +52,10 @@ try {
   const res = await (await fetch(`${url}api/records?sort=defects&dir=desc&decision=review&limit=1`)).json();
   await shot('#/records?sort=defects&dir=desc', 'viewer-records.png');
   await shot(`#/record/${encodeURIComponent(res.rows[0].id)}?decision=review`, 'viewer-record-top.png');
-  await page.setViewport({ width: 1360, height: 1500, deviceScaleFactor: 1 });
+  await page.setViewport({ width: 1280, height: 1400, deviceScaleFactor: 1 });
   await shot(`#/record/${encodeURIComponent(res.rows[0].id)}?decision=review`, 'viewer-record.png', 'light', 'li.step:is(.sev-minor,.sev-major,.sev-fatal)');
   await shot('#/overview', 'viewer-overview.png');
-  await page.setViewport({ width: 1360, height: 860, deviceScaleFactor: 1 });
+  await page.setViewport({ width: 1280, height: 800, deviceScaleFactor: 1 });
   await shot(`#/record/${encodeURIComponent(res.rows[0].id)}?decision=review`, 'viewer-record-dark.png', 'dark', 'section:has(.jurors)');
 } finally {
   await browser.close();

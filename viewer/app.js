@@ -144,7 +144,7 @@ function recordRow(r, params) {
     h('td', { class: 'num' }, r.defects),
     h('td', { class: 'num' }, r.failed ? 'no verdict' : `${r.jurors_ok} / ${r.jurors_total}`),
     h('td', { class: 'num' }, r.dissent),
-    h('td', {}, r.categories.join(', ')),
+    h('td', { class: 'cats', title: r.categories.join(', ') }, r.categories.join(', ')),
     h('td', {}, r.degraded ? 'yes' : ''),
     h('td', { class: 'num' }, r.cost === null ? '?' : r.cost.toFixed(4)),
     h('td', {}, r.reviewed ? decisionBadge(r.reviewed) : ''),
