@@ -5,6 +5,7 @@
 // Layers, top to bottom (a layer may import the ones below it, never the ones above):
 //   src/cli, src/compose                       commands and composition
 //   src/ops                                    metrics and probes: read pipeline and model-layer state
+//   src/view                                   the web viewer: reads committed shards, loaded by the CLI only
 //   src/pipeline                               the stage, range writer, commit; owns Source / ObjectStore
 //   connectors/*                               implement pipeline interfaces (see their own rule)
 //   src/eval, src/report, src/induce           offline jobs over shards
@@ -130,6 +131,23 @@ module.exports = {
         'how it is watched.',
       from: { path: '^(src|connectors|schemas)/', pathNot: `^(${TOP}|src/ops/)` },
       to: { path: '^src/ops/' },
+    },
+    {
+      name: 'view-reads-shards',
+      severity: 'error',
+      comment:
+        'The viewer (`reasoning-jury view`) shows committed shards: it reads them through the pipeline\'s ' +
+        'readers and cuts traces into steps, but never runs the stage, picks connectors, judges or reaches ' +
+        'into the CLI; the CLI hands it an ObjectStore and the review commit (which takes the output\'s lease).',
+      from: { path: '^src/view/' },
+      to: { path: `^(${TOP}|${OFFLINE}|connectors/|src/(ops|jury|taxonomy|llm|sim|models|config)/|src/pipeline/stage[.]ts$)` },
+    },
+    {
+      name: 'only-the-cli-uses-view',
+      severity: 'error',
+      comment: 'The web server and its page load only for `reasoning-jury view`; nothing that runs a job may depend on it.',
+      from: { path: '^(src|connectors|schemas)/', pathNot: '^src/(cli|view)/' },
+      to: { path: '^src/view/' },
     },
     {
       name: 'connectors-only-pipeline-interfaces',

@@ -10,6 +10,7 @@ import { benchLocal } from './local.js';
 import { benchPasses } from './passes.js';
 import { benchSegmentation } from './segment.js';
 import { benchThroughput } from './throughput.js';
+import { benchView } from './view.js';
 import { benchWholeRun } from './whole-run.js';
 
 /** `npm run bench [-- name...]`: prints Markdown tables for docs/benchmarks.md. */
@@ -26,6 +27,7 @@ const BENCHES: Record<string, () => Promise<string> | string> = {
   frontier: () => frontierFromEnv(),
   kafka: () => benchKafka(),
   'whole-run': () => benchWholeRun(),
+  view: () => benchView(),
 };
 
 const wanted = process.argv.slice(2);

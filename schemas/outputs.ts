@@ -288,6 +288,20 @@ export const VerdictDetailRow = z
   .describe('One row per verdict, written when `verdict_details` is on (default: deliberation mode, or a verification pass on): the Phase 1 judgements, the transcript, the dissent, how Phase 2 ended and what the verification passes removed and ruled, as nested lists of structs (DuckDB: `unnest`).');
 export type VerdictDetailRow = z.infer<typeof VerdictDetailRow>;
 
+/** What a human reviewer can decide for a record (`review` is what they resolve, so not an answer). */
+export const REVIEW_DECISIONS = ['keep', 'drop'] as const;
+
+export const ReviewRow = z
+  .object({
+    record_id: z.string().min(1).describe('The record reviewed (as in every other table).'),
+    decision: z.enum(REVIEW_DECISIONS).describe('The reviewer\'s decision, keep or drop: `decide` and the corpus take it over the policy\'s, with reason `review:<reviewer>`.'),
+    reviewer: z.string().min(1).describe('Who reviewed (the `--reviewer` of `view` or `review`, default the login name).'),
+    reviewed_at: z.string().describe('When, as UTC ISO-8601 text; of several reviews of one record the latest counts (ties: the later commit).'),
+    note: z.string().nullable().describe('The reviewer\'s note; null when none was given.'),
+  })
+  .describe('One row per human review, append-only under `reviews/` of the reviewed output (its own commit manifests in `reviews/_commits/`, docs/viewer.md): written by `view`, `review` and `review import`, read by `decide`.');
+export type ReviewRow = z.infer<typeof ReviewRow>;
+
 /** Table name -> row schema; the name is also the folder under out/. */
 export const SHARD_TABLES = {
   verdicts: VerdictRow,
@@ -298,6 +312,8 @@ export const SHARD_TABLES = {
   dead_letters: DeadLetterRow,
   // Written only when `repair` is on (no zero-row parts otherwise), so existing outputs keep their bytes.
   repairs: RepairRow,
+  // Committed only under reviews/ by the review commands (src/pipeline/reviews.ts), never in a run's range.
+  reviews: ReviewRow,
 } as const;
 export type ShardTableName = keyof typeof SHARD_TABLES;
 export const SHARD_TABLE_NAMES = Object.keys(SHARD_TABLES) as ShardTableName[];

@@ -4,6 +4,7 @@ import type { ShardFormat } from '../../schemas/outputs.js';
 import { isS3Url, openOutput } from '../compose/io.js';
 import { RedecideError, redecide } from '../compose/redecide.js';
 import { loadPolicyFile } from '../config/load.js';
+import { latestReviews, readReviews } from '../pipeline/reviews.js';
 import { logger } from '../util/log.js';
 import { UsageError } from './io.js';
 import { addLeaseOptions, withOutputLease, type LeaseFlags } from './lease-options.js';
@@ -35,7 +36,10 @@ has a curated corpus, its committed parts (every judged record as read) are writ
 the new decisions, in the corpus format --shards used. Each range (decisions and corpus) is
 committed to --out under the same name (parts first, manifest last); running the same command
 again after a crash skips the ranges already there, so every record is decided exactly once.
-An --out that holds ranges decided with another policy is refused. No model is called. While
+An --out that holds ranges decided with another policy is refused. Human reviews of --shards
+(its reviews/ table: \`view\`, \`review\`, \`review import\`) override the policy: a reviewed
+record gets the reviewer's keep or drop, with reason review:<reviewer>; an --out decided under
+other reviews is refused too. No model is called. While
 another command writes --out, decide stops with exit code 4 (or waits: --wait-for-lease).
 
 Example:
@@ -52,11 +56,12 @@ Example:
       const to = await openOutput(opts.out, {}).catch((err: Error) => {
         throw new UsageError(`--out ${opts.out}: ${err.message}`);
       });
+      const reviews = latestReviews(await readReviews(from.store));
       const log = logger('decide');
       const t0 = Date.now();
       const res = await withOutputLease(to, 'decide', opts, (lease) =>
         redecide({
-          from: from.store, fromLocation: from.location, to: to.store, toLocation: to.location, policy, formats,
+          from: from.store, fromLocation: from.location, to: to.store, toLocation: to.location, policy, formats, reviews,
           onRange: (e) => log.debug(`range ${e.first}-${e.last}: ${e.records} record(s)${e.existing ? ' (already decided)' : ''}`, { first: e.first, last: e.last }),
           beforeManifest: () => lease.confirmHeld(),
         }),
@@ -69,6 +74,7 @@ Example:
           `ranges decided       ${res.ranges - res.existing} (already in --out, skipped: ${res.existing})`,
           `records              ${res.records}`,
           `  keep / drop / review (ranges decided now)  ${d.keep} / ${d.drop} / ${d.review}`,
+          `  set by a human review (reviews/ of --shards)  ${res.reviewed}`,
           `seconds              ${((Date.now() - t0) / 1000).toFixed(1)}`,
           `decisions: ${to.location}/decisions/${res.corpus ? `  corpus: ${to.location}/${res.corpus === 'jsonl' ? 'jsonl/' : ''}corpus/` : ''}  commits: ${to.location}/_commits/`,
         ].join('\n') + '\n',

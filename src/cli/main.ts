@@ -16,6 +16,8 @@ const COMMANDS: ReadonlyArray<readonly [string, () => Promise<Register>]> = [
   ['run', async () => (await import('./run.js')).registerRun],
   ['estimate', async () => (await import('./estimate.js')).registerEstimate],
   ['decide', async () => (await import('./decide.js')).registerDecide],
+  ['review', async () => (await import('./review.js')).registerReview],
+  ['view', async () => (await import('./view.js')).registerView],
   ['repair', async () => (await import('./repair.js')).registerRepair],
   ['judge', async () => (await import('./judge.js')).registerJudge],
   ['segment', async () => (await import('./segment.js')).registerSegment],

@@ -262,5 +262,5 @@ function watchBudget(config: JuryConfig, opts: RunJobOptions, done: OutputState,
 
 /** Tables this run does not write when they have no rows: verdict_details unless asked for, repairs unless repair is on. */
 function offTables(config: JuryConfig): ShardTableName[] {
-  return [...(wantsDetail(config.verdict_details, config.mode, passesOn(config)) ? [] : ['verdict_details' as const]), ...(repairOn(config) ? [] : ['repairs' as const])];
+  return [...(wantsDetail(config.verdict_details, config.mode, passesOn(config)) ? [] : ['verdict_details' as const]), ...(repairOn(config) ? [] : ['repairs' as const]), 'reviews'];
 }

@@ -13,12 +13,13 @@
  */
 import { createHash } from 'node:crypto';
 import type { FilterPolicy } from '../../schemas/config.js';
-import { CorpusFormat, FILTER_DECISIONS, SHARD_TABLE_NAMES, type CommitManifest, type DecisionRow, type DefectRow, type FilterDecision, type ShardFormat, type ShardTableName, type StepRow, type VerdictRow } from '../../schemas/outputs.js';
+import { CorpusFormat, FILTER_DECISIONS, SHARD_TABLE_NAMES, type CommitManifest, type DecisionRow, type DefectRow, type FilterDecision, type ShardFormat, type ReviewRow, type ShardTableName, type StepRow, type VerdictRow } from '../../schemas/outputs.js';
 import { corpusRow } from '../derive/corpus.js';
 import { decideRows, type DerivedRows } from '../derive/rows.js';
 import type { CorpusBatch, CorpusEntry } from '../pipeline/corpus.js';
 import { readCorpusPart } from '../pipeline/corpus-read.js';
 import type { ObjectStore } from '../pipeline/object-store.js';
+import { reviewReason, reviewsFingerprint } from '../pipeline/reviews.js';
 import { listCommitted, ShardCommitter } from '../pipeline/shard-commit.js';
 import { readArrowIpcRows, readParquetRows, type PlainRow } from '../pipeline/shard-read.js';
 import { ReasoningJuryError } from '../util/errors.js';
@@ -32,6 +33,8 @@ export interface RedecideOptions {
   policy: FilterPolicy;
   formats: readonly ShardFormat[];
   onRange?(e: { first: string; last: string; records: number; existing: boolean }): void;
+  /** human reviews of the judged output (latest per record): they override the policy's decision */
+  reviews?: ReadonlyMap<string, ReviewRow>;
   /** checked before each manifest: throws once this command no longer holds --out's lease */
   beforeManifest?: () => Promise<void>;
 }
@@ -42,6 +45,8 @@ export interface RedecideResult {
   existing: number;
   records: number;
   decisions: Record<FilterDecision, number>;
+  /** records (in ranges decided now) whose decision a human review set */
+  reviewed: number;
   /** the corpus format of the new output: the judged output's, or null when it has no corpus */
   corpus: CorpusFormat | null;
 }
@@ -88,7 +93,7 @@ function groupBy<T extends { record_id: string }>(rows: readonly T[]): Map<strin
 export type Decided = Pick<DerivedRows, 'verdict' | 'defects' | 'steps' | 'decision'>;
 
 /** The rows of one committed range, decided again, in the order of its verdict rows (as a run writes them). */
-export async function decideRecords(store: ObjectStore, m: CommitManifest, policy: FilterPolicy): Promise<Decided[]> {
+export async function decideRecords(store: ObjectStore, m: CommitManifest, policy: FilterPolicy, reviews?: ReadonlyMap<string, ReviewRow>): Promise<Decided[]> {
   const verdicts = (await readTable(store, m, 'verdicts')) as unknown as VerdictRow[];
   const defects = groupBy((await readTable(store, m, 'defects')) as unknown as DefectRow[]);
   const steps = groupBy((await readTable(store, m, 'steps')) as unknown as StepRow[]);
@@ -100,8 +105,13 @@ export async function decideRecords(store: ObjectStore, m: CommitManifest, polic
     }
     const d = [...(defects.get(v.record_id) ?? [])].sort((a, b) => ordinal(a.defect_id) - ordinal(b.defect_id));
     const s = [...(steps.get(v.record_id) ?? [])].sort((a, b) => a.step_index - b.step_index);
-    return { verdict: v, defects: d, steps: s, decision: decideRows({ verdict: v, defects: d, steps: s }, policy) };
+    return { verdict: v, defects: d, steps: s, decision: withReview(decideRows({ verdict: v, defects: d, steps: s }, policy), reviews?.get(v.record_id)) };
   });
+}
+
+/** A human review overrides the policy: its decision, and `review:<reviewer>` as the reason (and so the corpus's rule). */
+function withReview(decision: DecisionRow, review: ReviewRow | undefined): DecisionRow {
+  return review ? { ...decision, decision: review.decision, reason: reviewReason(review) } : decision;
 }
 
 /** The decision rows of one committed range, in the order of its verdict rows (as a run writes them). */
@@ -147,7 +157,8 @@ export async function redecide(o: RedecideOptions): Promise<RedecideResult> {
   // The new output holds decisions (and the corpus) only: no zero-row parts of tables it never writes.
   const committer = new ShardCommitter(o.to, { formats: o.formats, off: SHARD_TABLE_NAMES.filter((t) => t !== 'decisions'), ...(o.beforeManifest ? { beforeManifest: o.beforeManifest } : {}) });
   const hash = policyHash(o.policy);
-  const result: RedecideResult = { ranges: 0, existing: 0, records: 0, decisions: Object.fromEntries(FILTER_DECISIONS.map((d) => [d, 0])) as Record<FilterDecision, number>, corpus: null };
+  const reviewed = reviewsFingerprint(o.reviews ?? new Map());
+  const result: RedecideResult = { ranges: 0, existing: 0, records: 0, reviewed: 0, decisions: Object.fromEntries(FILTER_DECISIONS.map((d) => [d, 0])) as Record<FilterDecision, number>, corpus: null };
   const manifests = await listCommitted(o.from);
   if (manifests.length === 0) throw new RedecideError(`${o.fromLocation} holds no committed ranges (no _commits/*.json): nothing to decide`);
   for (const m of manifests) {
@@ -155,8 +166,10 @@ export async function redecide(o: RedecideOptions): Promise<RedecideResult> {
     if (done) {
       const theirs = (done.extra as { policy_hash?: unknown } | undefined)?.policy_hash;
       if (theirs !== hash) throw new RedecideError(`${o.toLocation} already holds range ${m.first}-${m.last} decided with another policy (policy_hash ${String(theirs)}, this one ${hash}): use another --out`);
+      const theirReviews = (done.extra as { reviews?: unknown } | undefined)?.reviews ?? 'none';
+      if (theirReviews !== reviewed) throw new RedecideError(`${o.toLocation} already holds range ${m.first}-${m.last} decided under other reviews (${String(theirReviews)}, now ${reviewed}): use another --out`);
     }
-    const decided = done ? null : await decideRecords(o.from, m, o.policy);
+    const decided = done ? null : await decideRecords(o.from, m, o.policy, o.reviews);
     const rows = decided?.map((r) => r.decision) ?? null;
     const corpus = decided ? await redecideCorpus(o.from, m, decided) : undefined;
     const res = rows
@@ -168,13 +181,14 @@ export async function redecide(o: RedecideOptions): Promise<RedecideResult> {
           ...(corpus ? { corpus } : {}),
           ...(m.range ? { range: m.range } : {}),
           ...(m.settings ? { settings: { ...m.settings, formats: [...o.formats] } } : {}),
-          extra: { decided_from: o.fromLocation, from_checksum: m.checksum, policy_hash: hash },
+          extra: { decided_from: o.fromLocation, from_checksum: m.checksum, policy_hash: hash, ...(reviewed === 'none' ? {} : { reviews: reviewed }) },
         })
       : null;
     const records = res ? rows!.length : (done!.rows.decisions ?? 0);
     const format = corpus?.format ?? done?.files.find((f) => f.table === 'corpus')?.format;
     if (format) result.corpus = CorpusFormat.parse(format);
     if (rows) for (const r of rows) result.decisions[r.decision] += 1;
+    if (rows) result.reviewed += rows.filter((r) => r.reason.startsWith('review:') && o.reviews?.has(r.record_id)).length;
     result.ranges += 1;
     result.records += records;
     if (!res || res.alreadyCommitted) result.existing += 1;

@@ -36,8 +36,11 @@ export const SHARD_SCHEMA_VERSION = '1';
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** Tables only some runs fill (repairs: with `repair:` on); they get zero-row parts only when a caller's `off` leaves them out. */
-const DEFAULT_OFF: readonly ShardTableName[] = ['repairs'];
+/**
+ * Tables only some runs fill (repairs: with `repair:` on; reviews: only the review commands);
+ * they get zero-row parts only when a caller's `off` leaves them out.
+ */
+const DEFAULT_OFF: readonly ShardTableName[] = ['repairs', 'reviews'];
 
 export interface CommitterOptions {
   /** Formats written per table; default ['parquet']. */

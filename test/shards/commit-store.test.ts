@@ -101,10 +101,10 @@ describe.each([
 
     expect(alreadyCommitted).toBe(false);
     expect(store.puts.at(-1)).toBe('_commits/t+0+000-t+0+999.json');
-    expect(store.puts.length).toBe(15); // 7 tables (repairs included: allTables fills it) x 2 formats + the manifest
+    expect(store.puts.length).toBe(17); // 8 tables (repairs and reviews included: allTables fills them) x 2 formats + the manifest
     expect(manifest.files.map((f) => f.key)).toContain('defects/source=kafka/part-t+0+000-t+0+999.parquet');
     expect(manifest.files.map((f) => f.key)).toContain('arrow/dead_letters/source=kafka/part-t+0+000-t+0+999.arrow');
-    expect(manifest.rows).toEqual({ verdicts: 2000, defects: 3000, steps: 4000, decisions: 2000, verdict_details: 1000, dead_letters: 300, repairs: 500 });
+    expect(manifest.rows).toEqual({ verdicts: 2000, defects: 3000, steps: 4000, decisions: 2000, verdict_details: 1000, dead_letters: 300, repairs: 500, reviews: 200 });
     expect(manifest.record_ids).toBe(2000);
     expect(manifest.committed_at).toBe('2026-01-02T03:04:05.000Z');
     expect(manifest.extra).toEqual({ next_offset: 1000 });

@@ -86,7 +86,7 @@ describe.skipIf(Boolean(probe.error) && !IN_CI)('pyarrow + DuckDB read our shard
   it('uses the pinned reader versions', () => {
     expect(report.versions).toEqual({ pyarrow: '26.0.1', duckdb: '2.0.1' });
     // every table of both ranges in both formats, zero-row parts included, except repairs where it has no rows (see below)
-    expect(report.files.length).toBe(26); // kafka: 7 tables x 2 formats; file: 6 x 2 (no zero-row repairs part: the committer was not told repair is on)
+    expect(report.files.length).toBe(28); // kafka: 8 tables x 2 formats; file: 6 x 2 (no zero-row repairs or reviews part: the committer was not told they are on)
   });
 
   it('verdict_details: nested lists of structs flatten in pyarrow and unnest in DuckDB to what was written', () => {

@@ -11,6 +11,7 @@ import {
   type DeadLetterRow,
   type DecisionRow,
   type DefectRow,
+  type ReviewRow,
   type StepRow,
   type VerdictDetailRow,
   type VerdictRow,
@@ -248,7 +249,19 @@ export function allTables(scale = 1, source = 'kafka'): Required<ShardRows> {
     verdict_details: verdictDetailRows(1000 * scale),
     dead_letters: deadLetterRows(300 * scale, 5, source),
     repairs: repairRows(500 * scale),
+    reviews: reviewRows(200 * scale),
   };
+}
+
+/** `reviews` rows: both decisions, notes and none, reviewers with unicode. */
+export function reviewRows(n: number): ReviewRow[] {
+  return Array.from({ length: n }, (_, i) => ({
+    record_id: recordId(i),
+    decision: i % 3 === 0 ? 'drop' : 'keep',
+    reviewer: i % 2 ? 'ana' : 'zoë',
+    reviewed_at: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(),
+    note: i % 4 === 0 ? null : `note ${i} <b>`,
+  }));
 }
 
 /** `repairs` rows: every nullable column null somewhere, failed retries without text, re-judged and not. */
