@@ -28,6 +28,7 @@ COPY --from=build /app/dist/ dist/
 COPY prompts/ prompts/
 COPY taxonomy/ taxonomy/
 COPY examples/ examples/
+COPY viewer/ viewer/
 COPY README.md ./
 # The app stays root-owned and read-only to the process; it writes only under /data (the
 # default --out folder and the reply cache are relative to the working directory).

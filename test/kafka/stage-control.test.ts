@@ -69,9 +69,10 @@ describe('stage controls for streaming sources', () => {
       yield bad('t+1', 0);
     });
     class SlowCommitter extends ShardCommitter {
-      override async commit(req: Parameters<ShardCommitter['commit']>[0]) {
+      // Every argument passes through: the second carries the range's state hooks (staged, manifest written).
+      override async commit(...args: Parameters<ShardCommitter['commit']>) {
         await new Promise((r) => setTimeout(r, 60));
-        return super.commit(req);
+        return super.commit(...args);
       }
     }
     const store = new MemoryObjectStore();

@@ -67,7 +67,7 @@ describe.each(stores)('staged range commit on a %s store', (_kind, open) => {
 
   it('a write that fails after some parts leaves no data file, no manifest, and a retry commits cleanly', async () => {
     const failing = new FailingStore(store);
-    failing.failAt = 4; // 4 of the 12 parts are written, then the store is gone (puts and deletes fail)
+    failing.failAt = 4; // 4 of the 16 parts are written, then the store is gone (puts and deletes fail)
     await expect(new ShardCommitter(failing, { formats: ['parquet', 'arrow'] }).commit(req('a+0', 'a+9'))).rejects.toThrow(/simulated failure/);
     expect(await dataFiles(store)).toEqual([]);
     expect(await listCommitted(store)).toEqual([]);
@@ -81,7 +81,7 @@ describe.each(stores)('staged range commit on a %s store', (_kind, open) => {
     const { manifest } = await committer.commit(req('a+0', 'a+9'));
     expect(await verifyCommitted(store, manifest)).toEqual([]);
     expect((await dataFiles(store)).sort()).toEqual(manifest.files.map((f) => f.key).sort());
-    expect(manifest.files).toHaveLength(14); // 7 tables (repairs included) x 2 formats
+    expect(manifest.files).toHaveLength(16); // 8 tables (repairs and reviews included: allTables has every one) x 2 formats
     expect(await store.list('_staging/')).toEqual([]);
     expect(await readCommittedRows(store, 'verdicts')).toEqual(allTables(1).verdicts);
   });
