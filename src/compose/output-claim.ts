@@ -6,7 +6,7 @@
 import { realpathSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { acquireLease, type OutputLease } from '../pipeline/output-lease.js';
+import { acquireLease, type OutputLease } from '../pipeline/commit/output-lease.js';
 import type { OutputTarget } from './io.js';
 import { findInputConnector, isS3Url } from './io.js';
 import { ReasoningJuryError } from '../util/errors.js';

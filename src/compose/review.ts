@@ -4,10 +4,10 @@
  * output's lease like any other write (src/pipeline/reviews.ts has the layout).
  */
 import { REVIEW_DECISIONS, type ReviewRow, type ShardFormat } from '../../schemas/outputs.js';
-import type { ObjectStore } from '../pipeline/object-store.js';
-import { commitReviews, type ReviewOrigin } from '../pipeline/reviews.js';
-import { listCommitted } from '../pipeline/shard-commit.js';
-import { readArrowIpcRows, readParquetRows } from '../pipeline/shard-read.js';
+import type { ObjectStore } from '../pipeline/storage/object-store.js';
+import { commitReviews, type ReviewOrigin } from '../pipeline/commit/reviews.js';
+import { listCommitted } from '../pipeline/commit/shard-commit.js';
+import { readArrowIpcRows, readParquetRows } from '../pipeline/commit/shard-read.js';
 
 /** A review the user has to fix (unknown record, bad decision, unreadable file): one line, exit 2. */
 export class ReviewInputError extends Error {}

@@ -19,8 +19,8 @@ import type { RangeSettings } from '../../schemas/outputs.js';
 import type { Logger } from '../util/log.js';
 import type { RangeWriter } from './range-writer.js';
 import { RangeState } from './range-state.js';
-import type { ShardCommitter } from './shard-commit.js';
-import { StorageError } from './storage-error.js';
+import type { ShardCommitter } from './commit/shard-commit.js';
+import { StorageError } from './storage/storage-error.js';
 import type { CommitRequest, RangeSink } from './sink.js';
 import type { RangeOutcome, Source } from './source.js';
 

@@ -3,7 +3,7 @@
  * sinks (Kafka verdict events, the dead-letter topic) publish it before it becomes visible.
  */
 import type { ManifestRange, RangeSettings, ShardRowOf, ShardTableName } from '../../schemas/outputs.js';
-import type { CorpusBatch } from './corpus.js';
+import type { CorpusBatch } from './commit/corpus.js';
 
 export type ShardRows = { [K in ShardTableName]?: readonly ShardRowOf<K>[] };
 

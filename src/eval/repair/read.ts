@@ -7,9 +7,9 @@ import { readFileSync } from 'node:fs';
 import type { Impact } from '../../../schemas/defect.js';
 import { OriginalOutcome } from '../../../schemas/repair-analysis.js';
 import { RepairRow } from '../../../schemas/repair.js';
-import type { ObjectStore } from '../../pipeline/object-store.js';
-import { committedFiles } from '../../pipeline/shard-list.js';
-import { type PlainRow, readArrowIpcRows, readCommittedRows, readParquetRows } from '../../pipeline/shard-read.js';
+import type { ObjectStore } from '../../pipeline/storage/object-store.js';
+import { committedFiles } from '../../pipeline/commit/shard-list.js';
+import { type PlainRow, readArrowIpcRows, readCommittedRows, readParquetRows } from '../../pipeline/commit/shard-read.js';
 import { ReasoningJuryError } from '../../util/errors.js';
 
 export const REPAIRS_TABLE = 'repairs';

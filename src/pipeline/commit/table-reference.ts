@@ -12,10 +12,10 @@
  */
 import { DataType, type Field } from 'apache-arrow';
 import { z } from 'zod';
-import { CORPUS_RECORD_COLUMN, CorpusRow, SHARD_TABLES, type ShardTableName } from '../../schemas/outputs.js';
+import { CORPUS_RECORD_COLUMN, CorpusRow, SHARD_TABLES, type ShardTableName } from '../../../schemas/outputs.js';
 import { arrowSchemaFor } from './arrow-schema.js';
 import { corpusKey, shardKey } from './layout.js';
-import { ReasoningJuryError } from '../util/errors.js';
+import { ReasoningJuryError } from '../../util/errors.js';
 
 type AnyObject = z.ZodObject<z.ZodRawShape>;
 
