@@ -25,7 +25,7 @@ import {
 import { buildTable } from './arrow-schema.js';
 import { filesChecksum, manifestSeal, sha256Hex } from './checksum.js';
 import { encodeCorpusPart } from './corpus.js';
-import type { CommitRequest } from '../sink.js';
+import type { CommitRequest } from './commit-request.js';
 // Re-exported: the commit protocol's callers and tests reach the manifest hashes from here.
 export { filesChecksum, sha256Hex } from './checksum.js';
 import { COMMITS_PREFIX, corpusKey, manifestKey, rangeStagingPrefix, shardKey, STAGING_PREFIX, stagedKey, stagingPrefix, unstagedKey } from './layout.js';
