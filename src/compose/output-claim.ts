@@ -1,7 +1,7 @@
 /**
  * What every writing command does to its output before anything else touches it: the folder
  * checked (not inside the input, writable), then the output's lease taken
- * (src/pipeline/output-lease.ts) and renewed until the command releases it.
+ * (src/pipeline/commit/output-lease.ts) and renewed until the command releases it.
  */
 import { realpathSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';

@@ -1,7 +1,7 @@
 /**
  * Recording human reviews into an output (`review`, `review import`, and the viewer's keep /
  * drop): each review names a record the output judged, and a batch is committed under the
- * output's lease like any other write (src/pipeline/reviews.ts has the layout).
+ * output's lease like any other write (src/pipeline/commit/reviews.ts has the layout).
  */
 import { REVIEW_DECISIONS, type ReviewRow, type ShardFormat } from '../../schemas/outputs.js';
 import type { ObjectStore } from '../pipeline/storage/object-store.js';

@@ -1,5 +1,5 @@
 /**
- * The output lease (src/pipeline/output-lease.ts) on a local folder and on the shared S3 server:
+ * The output lease (src/pipeline/commit/output-lease.ts) on a local folder and on the shared S3 server:
  * of many starters exactly one wins, a held lease is refused naming its holder, an expired or
  * released one is taken, --take-over takes a live one and the old holder learns it has lost.
  * Expiry is driven by an injected clock, so nothing here waits on wall time.

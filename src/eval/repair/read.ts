@@ -1,6 +1,6 @@
 /**
  * Reading what `eval repair` analyses: the `repairs` table of an output through its commit
- * manifests (only files a manifest lists, as every reader here: src/pipeline/shard-list.ts),
+ * manifests (only files a manifest lists, as every reader here: src/pipeline/commit/shard-list.ts),
  * a single Parquet or Arrow file of RepairRow rows, and the optional originals JSONL.
  */
 import { readFileSync } from 'node:fs';

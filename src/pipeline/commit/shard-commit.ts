@@ -73,7 +73,7 @@ export interface CommitResult {
   alreadyCommitted: boolean;
 }
 
-/** Told as a commit passes its points (the range's state, ./range-state.ts). */
+/** Told as a commit passes its points (the range's state, ../range-state.ts). */
 export interface CommitPhases {
   /** every part is written (under the range's staging folder when the store can move) */
   staged?(): void;

@@ -4,7 +4,7 @@
  *
  * Everything here goes by manifests, never by globbing part files: a range whose write failed
  * half-way has parts but no manifest, and a range re-judged after its input changed had its
- * old manifest removed first (./input-identity.ts), so neither is ever listed.
+ * old manifest removed first (../input-identity.ts), so neither is ever listed.
  */
 import { CommitManifest, type FileFormat, type ManifestTableName } from '../../../schemas/outputs.js';
 import { COMMITS_PREFIX } from './layout.js';
