@@ -6,7 +6,9 @@
 //   src/cli, src/compose                       commands and composition
 //   src/ops                                    metrics and probes: read pipeline and model-layer state
 //   src/view                                   the web viewer: reads committed shards, loaded by the CLI only
-//   src/pipeline                               the stage, range writer, commit; owns Source / ObjectStore
+//   src/pipeline                               the executor: stage, intake, judge pool, ranges; owns Source
+//   src/pipeline/commit                        shard format and commit protocol: layout, manifests, lease
+//   src/pipeline/storage                       the ObjectStore interface and stores, retries, StorageError
 //   connectors/*                               implement pipeline interfaces (see their own rule)
 //   src/eval, src/report, src/induce           offline jobs over shards
 //   src/jury, src/taxonomy, src/derive         judging and what is derived from it
@@ -25,8 +27,8 @@ const CONNECTOR_ALLOWED = [
   // the contracts: what a source is, what a sink receives, where files go, how positions are named
   '^src/pipeline/source[.]ts$',
   '^src/pipeline/sink[.]ts$',
-  '^src/pipeline/object-store[.]ts$',
-  '^src/pipeline/layout[.]ts$',
+  '^src/pipeline/storage/object-store[.]ts$',
+  '^src/pipeline/commit/layout[.]ts$',
   '^src/pipeline/positions[.]ts$',
   // how a connector registers what it reads or writes under its URL scheme (docs/extending.md)
   '^src/pipeline/connector[.]ts$',
@@ -112,6 +114,26 @@ module.exports = {
         'pipeline imported a connector or the CLI, the dependency would point the wrong way again.',
       from: { path: '^src/pipeline/' },
       to: { path: `^(${TOP}|${OFFLINE}|connectors/)` },
+    },
+    {
+      name: 'storage-imports-no-pipeline',
+      severity: 'error',
+      comment:
+        'src/pipeline/storage is the bottom of the pipeline: the ObjectStore interface, the local store, ' +
+        'retries and StorageError. It knows no shard, manifest or range, so a store (and a connector ' +
+        'implementing one) can be read and tested without the commit protocol or the executor.',
+      from: { path: '^src/pipeline/storage/' },
+      to: { path: '^src/pipeline/(?!storage/)' },
+    },
+    {
+      name: 'commit-imports-storage-only',
+      severity: 'error',
+      comment:
+        'src/pipeline/commit (shard format, commit protocol, readers, lease) writes through storage/ and ' +
+        'is used by the executor, decide, the viewer and offline readers; if it imported the executor, ' +
+        'reading or committing shards would load the stage.',
+      from: { path: '^src/pipeline/commit/' },
+      to: { path: '^src/pipeline/(?!commit/|storage/)' },
     },
     {
       name: 'ops-only-observes',

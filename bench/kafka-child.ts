@@ -27,7 +27,7 @@ if (isMainThread) {
   const { defaultConfigInput, parseConfig } = await import('../src/config/load.js');
   const { runStage } = await import('../src/pipeline/stage.js');
   const { intakeSettings, judgingSteps } = await import('../src/pipeline/steps/index.js');
-  const { ShardCommitter } = await import('../src/pipeline/shard-commit.js');
+  const { ShardCommitter } = await import('../src/pipeline/commit/shard-commit.js');
   const { openRuntime } = await import('../src/compose/runtime.js');
   const { createSimProvider, defaultProfile, withoutFaults } = await import('../src/sim/index.js');
   const config = parseConfig({ ...defaultConfigInput(), cache: { enabled: false, dir: '.cache/none' } });

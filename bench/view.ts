@@ -12,8 +12,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { IMPACTS } from '../schemas/defect.js';
 import { FILTER_DECISIONS, SHARD_TABLE_NAMES, type DecisionRow, type DefectRow, type VerdictRow } from '../schemas/outputs.js';
-import { LocalObjectStore } from '../src/pipeline/object-store.js';
-import { ShardCommitter } from '../src/pipeline/shard-commit.js';
+import { LocalObjectStore } from '../src/pipeline/storage/object-store.js';
+import { ShardCommitter } from '../src/pipeline/commit/shard-commit.js';
 import { createRng, type Rng } from '../src/util/prng.js';
 import { fmt } from './common.js';
 

@@ -5,7 +5,7 @@
  */
 import { resolve } from 'node:path';
 import { registerInput, registerOutput } from '../src/pipeline/connector.js';
-import { LocalObjectStore } from '../src/pipeline/object-store.js';
+import { LocalObjectStore } from '../src/pipeline/storage/object-store.js';
 
 registerInput({
   scheme: null,

@@ -7,7 +7,7 @@ import { ADJUDICATION_SOURCES, ARBITER_RULINGS, CLAIM_CHECK_RESULTS, GROUNDING_A
 /**
  * Rows of the shard tables (out/<table>/source=<name>/part-*.parquet). These zod schemas are the
  * one definition: TypeScript types come from z.infer and the Arrow/Parquet schemas are derived
- * from them by src/pipeline/arrow-schema.ts, so a column is added here and nowhere else.
+ * from them by src/pipeline/commit/arrow-schema.ts, so a column is added here and nowhere else.
  *
  * Storage widths are explicit because Parquet readers type columns from them:
  *   int32()      -> Int32  (counts, step numbers: small by construction)
@@ -312,7 +312,7 @@ export const SHARD_TABLES = {
   dead_letters: DeadLetterRow,
   // Written only when `repair` is on (no zero-row parts otherwise), so existing outputs keep their bytes.
   repairs: RepairRow,
-  // Committed only under reviews/ by the review commands (src/pipeline/reviews.ts), never in a run's range.
+  // Committed only under reviews/ by the review commands (src/pipeline/commit/reviews.ts), never in a run's range.
   reviews: ReviewRow,
 } as const;
 export type ShardTableName = keyof typeof SHARD_TABLES;
@@ -346,7 +346,7 @@ export const CORPUS_FORMATS = ['parquet', 'jsonl'] as const;
 export const CorpusFormat = z.enum(CORPUS_FORMATS);
 export type CorpusFormat = z.infer<typeof CorpusFormat>;
 
-/** Every format a part file can have; each lives under its own root (src/pipeline/layout.ts). */
+/** Every format a part file can have; each lives under its own root (src/pipeline/commit/layout.ts). */
 export const FileFormat = z.enum(['parquet', 'arrow', 'jsonl']);
 export type FileFormat = z.infer<typeof FileFormat>;
 
@@ -427,7 +427,7 @@ export const CommitManifest = z.object({
   /** opaque to the stage: facts a caller wants kept with the range; older manifests held `range` here. */
   extra: z.record(z.string(), z.unknown()).optional(),
   /**
-   * sha256 over every other field (src/pipeline/checksum.ts, manifestSeal): `shards verify`
+   * sha256 over every other field (src/pipeline/commit/checksum.ts, manifestSeal): `shards verify`
    * reports a manifest whose fields were edited. Absent in manifests written before it existed.
    */
   seal: z.string().regex(/^[0-9a-f]{64}$/).optional(),

@@ -110,6 +110,22 @@ const FIXTURE: Record<string, string> = {
   'src/cli/ops.ts': "import { metrics } from '../ops/metrics.js';\nexport const ops = metrics;\n",
   'src/taxonomy/watched.ts': "import { metrics } from '../ops/metrics.js';\nexport const watched = metrics;\n",
   'test/helpers/fake.ts': 'export const fake = 1;\n',
+  // the pipeline's own layers: the executor may import commit/ and storage/, commit/ only storage/, storage/ neither
+  'src/pipeline/storage/object-store.ts': 'export const store = 1;\n',
+  'src/pipeline/storage/bad.ts': "import { layout } from '../commit/layout.js';\nexport const bad = layout;\n",
+  'src/pipeline/commit/layout.ts': 'export const layout = 1;\n',
+  'src/pipeline/commit/shard-commit.ts': [
+    "import { store } from '../storage/object-store.js';",
+    "import { runStage } from '../stage.js';",
+    'export const commit = [store, runStage];',
+    '',
+  ].join('\n'),
+  'src/pipeline/range-commit.ts': [
+    "import { layout } from './commit/layout.js';",
+    "import { store } from './storage/object-store.js';",
+    'export const rangeCommit = [layout, store];',
+    '',
+  ].join('\n'),
 };
 
 describe('folder rules', () => {
@@ -143,6 +159,8 @@ describe('folder rules', () => {
       { rule: 'not-to-unresolvable', from: 'src/config/load.ts', to: './missing.js' },
       { rule: 'ops-only-observes', from: 'src/ops/bad.ts', to: 'connectors/kafka/job.ts' },
       { rule: 'only-the-cli-uses-ops', from: 'src/taxonomy/watched.ts', to: 'src/ops/metrics.ts' },
+      { rule: 'storage-imports-no-pipeline', from: 'src/pipeline/storage/bad.ts', to: 'src/pipeline/commit/layout.ts' },
+      { rule: 'commit-imports-storage-only', from: 'src/pipeline/commit/shard-commit.ts', to: 'src/pipeline/stage.ts' },
     ];
     for (const v of expected) expect(violations, show(violations)).toContainEqual(v);
     // src/segment and src/prompts import each other through different modules: no module cycle, a folder cycle.
@@ -170,6 +188,9 @@ describe('folder rules', () => {
       ['src/pipeline/source.ts', 'schemas/trace.ts'],
       ['src/ops/metrics.ts', 'src/pipeline/stage.ts'],
       ['src/cli/ops.ts', 'src/ops/metrics.ts'],
+      ['src/pipeline/commit/shard-commit.ts', 'src/pipeline/storage/object-store.ts'],
+      ['src/pipeline/range-commit.ts', 'src/pipeline/commit/layout.ts'],
+      ['src/pipeline/range-commit.ts', 'src/pipeline/storage/object-store.ts'],
     ];
     for (const [from, to] of allowed) {
       expect(violations.filter((v) => v.from === from && v.to === to), show(violations)).toEqual([]);

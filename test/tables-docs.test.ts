@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CorpusRow, SHARD_TABLES, dictString, int32 } from '../schemas/outputs.js';
-import { arrowSchemaFor } from '../src/pipeline/arrow-schema.js';
-import { corpusTable } from '../src/pipeline/corpus.js';
-import { renderTablesReference, tableDocs } from '../src/pipeline/table-reference.js';
+import { arrowSchemaFor } from '../src/pipeline/commit/arrow-schema.js';
+import { corpusTable } from '../src/pipeline/commit/corpus.js';
+import { renderTablesReference, tableDocs } from '../src/pipeline/commit/table-reference.js';
 import { packageRoot } from '../src/util/paths.js';
 
 describe('docs/tables.md', () => {

@@ -10,7 +10,7 @@
  * A range of the same name already committed never gets here: the range commit finds its
  * manifest first.
  */
-import type { ObjectStore } from '../../src/pipeline/object-store.js';
+import type { ObjectStore } from '../../src/pipeline/storage/object-store.js';
 import type { Clearance, RangeClaim } from '../../src/pipeline/source.js';
 import { committedRangesFrom } from './manifests.js';
 

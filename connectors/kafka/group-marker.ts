@@ -7,7 +7,7 @@
  * One key per group, never overwritten: two groups starting at once both see each other and
  * both refuse (each removes the marker it had just written), rather than both going on.
  */
-import type { ObjectStore } from '../../src/pipeline/object-store.js';
+import type { ObjectStore } from '../../src/pipeline/storage/object-store.js';
 import { ReasoningJuryError } from '../../src/util/errors.js';
 
 export const GROUP_MARKERS_PREFIX = '_kafka/groups/';

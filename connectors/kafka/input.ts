@@ -3,7 +3,7 @@
  * configured, the verdict-events and dead-letter topics. The caller runs the stage.
  */
 import type { Kafka } from 'kafkajs';
-import type { ObjectStore } from '../../src/pipeline/object-store.js';
+import type { ObjectStore } from '../../src/pipeline/storage/object-store.js';
 import type { RangeSink } from '../../src/pipeline/sink.js';
 import { logger, type Logger } from '../../src/util/log.js';
 import { createKafkajs, KafkajsConsumer, KafkajsProducer } from './kafkajs-client.js';

@@ -3,8 +3,8 @@
  * `_commits/<topic>+<partition>+<first, 19 digits>-<topic>+<partition>+<last, 19 digits>.json`,
  * so a prefix listing with StartAfter returns exactly the ranges at or after an offset.
  */
-import { COMMITS_PREFIX } from '../../src/pipeline/layout.js';
-import { listKeysAfter, type ObjectStore } from '../../src/pipeline/object-store.js';
+import { COMMITS_PREFIX } from '../../src/pipeline/commit/layout.js';
+import { listKeysAfter, type ObjectStore } from '../../src/pipeline/storage/object-store.js';
 import { positionString } from '../../src/pipeline/positions.js';
 
 export interface OffsetRange {

@@ -23,7 +23,7 @@
  * partition first lists the manifests at or after its committed offset: ranges an earlier
  * owner wrote but did not acknowledge are skipped message by message.
  */
-import type { ObjectStore } from '../../src/pipeline/object-store.js';
+import type { ObjectStore } from '../../src/pipeline/storage/object-store.js';
 import { logger, type Logger } from '../../src/util/log.js';
 import {
   DEFAULT_MAX_RAW_TEXT_BYTES,

@@ -73,7 +73,7 @@ const TRANSIENT_S3_NAMES = new Set(['SlowDown', 'Throttling', 'ThrottlingExcepti
  * An outage rather than an answer: the server did not answer (refused, reset, timed out) or
  * answered 5xx / 429 / throttling. 4xx answers (access denied, no such bucket, 412) are not.
  * The SDK has already retried these `max_attempts` times within a few seconds; the stage's
- * outage retry (src/pipeline/storage-retry.ts) waits out longer outages on top.
+ * outage retry (src/pipeline/storage/storage-retry.ts) waits out longer outages on top.
  */
 export function isTransientS3Error(err: unknown): boolean {
   const e = err as { code?: unknown; name?: unknown; $retryable?: unknown; errors?: unknown[] } | null;

@@ -20,8 +20,8 @@ import {
   UploadPartCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { COMMITS_PREFIX } from '../../src/pipeline/layout.js';
-import { assertKey, ObjectExistsError, type ObjectStore } from '../../src/pipeline/object-store.js';
+import { COMMITS_PREFIX } from '../../src/pipeline/commit/layout.js';
+import { assertKey, ObjectExistsError, type ObjectStore } from '../../src/pipeline/storage/object-store.js';
 
 import { describeS3Error, httpStatus, isNotFound, isTransientS3Error, s3Url, type S3Location } from './client.js';
 

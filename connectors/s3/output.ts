@@ -1,7 +1,7 @@
 /**
  * `--out s3://bucket/prefix` as a store (the same table layout under the prefix).
  */
-import type { ObjectStore } from '../../src/pipeline/object-store.js';
+import type { ObjectStore } from '../../src/pipeline/storage/object-store.js';
 import { createS3Client, parseS3Url } from './client.js';
 import { checkBucket, S3ObjectStore } from './object-store.js';
 import { S3Config, type S3ConfigInput } from '../../schemas/s3.js';

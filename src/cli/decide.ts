@@ -4,7 +4,7 @@ import type { ShardFormat } from '../../schemas/outputs.js';
 import { isS3Url, openOutput } from '../compose/io.js';
 import { RedecideError, redecide } from '../compose/redecide.js';
 import { loadPolicyFile } from '../config/load.js';
-import { latestReviews, readReviews } from '../pipeline/reviews.js';
+import { latestReviews, readReviews } from '../pipeline/commit/reviews.js';
 import { logger } from '../util/log.js';
 import { UsageError } from './io.js';
 import { addLeaseOptions, withOutputLease, type LeaseFlags } from './lease-options.js';

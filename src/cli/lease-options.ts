@@ -2,8 +2,8 @@
 import type { Command } from 'commander';
 import type { OutputTarget } from '../compose/io.js';
 import { claimOutput, DEFAULT_LEASE_EXPIRY_MS, type LeaseSettings } from '../compose/output-claim.js';
-import { WHOLE_OUTPUT } from '../pipeline/lease-record.js';
-import type { OutputLease } from '../pipeline/output-lease.js';
+import { WHOLE_OUTPUT } from '../pipeline/commit/lease-record.js';
+import type { OutputLease } from '../pipeline/commit/output-lease.js';
 import { parseDurationFlag, UsageError } from './io.js';
 
 export interface LeaseFlags {

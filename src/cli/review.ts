@@ -4,7 +4,7 @@ import { userInfo } from 'node:os';
 import { basename } from 'node:path';
 import { openOutput, type OutputTarget } from '../compose/io.js';
 import { parseReviewFile, recordReviews, ReviewInputError, type ReviewInput } from '../compose/review.js';
-import type { ReviewOrigin } from '../pipeline/reviews.js';
+import type { ReviewOrigin } from '../pipeline/commit/reviews.js';
 import { UsageError } from './io.js';
 import { addLeaseOptions, withOutputLease, type LeaseFlags } from './lease-options.js';
 

@@ -6,7 +6,7 @@
 import type { Command } from 'commander';
 import { statSync } from 'node:fs';
 import { FileFormat, MANIFEST_TABLE_NAMES, type ManifestTableName } from '../../schemas/outputs.js';
-import type { FileFilter } from '../pipeline/shard-list.js';
+import type { FileFilter } from '../pipeline/commit/shard-list.js';
 import { UsageError } from './io.js';
 import { loadJuryConfig } from './jury-setup.js';
 import { ReasoningJuryError } from '../util/errors.js';
@@ -62,8 +62,8 @@ async function outputExists(location: string, store: Awaited<ReturnType<typeof i
  * are still staged: a reader finishes the publish before it lists or checks. Without the right
  * to write, the check goes on and reports those parts missing.
  */
-async function publishStaged(target: { store: import('../pipeline/object-store.js').ObjectStore; location: string }): Promise<void> {
-  const { ShardCommitter } = await import('../pipeline/shard-commit.js');
+async function publishStaged(target: { store: import('../pipeline/storage/object-store.js').ObjectStore; location: string }): Promise<void> {
+  const { ShardCommitter } = await import('../pipeline/commit/shard-commit.js');
   try {
     const r = await new ShardCommitter(target.store).recover({ dropUnfinished: false });
     if (r.published) process.stderr.write(`published ${r.published} committed range(s) whose parts were still staged under ${target.location}\n`);
@@ -91,7 +91,7 @@ writer stopped before moving its parts out of _staging/ is published first. Hand
     )
     .action(async (out: string, opts: ShardsOptions) => {
       const filter = filterOf(opts);
-      const { committedFiles } = await import('../pipeline/shard-list.js');
+      const { committedFiles } = await import('../pipeline/commit/shard-list.js');
       const target = await open(out, opts, 'list');
       await publishStaged(target);
       const files = await committedFiles(target.store, filter);
@@ -104,7 +104,7 @@ writer stopped before moving its parts out of _staging/ is published first. Hand
       const filter = filterOf(opts);
       const target = await open(out, opts, 'check');
       await publishStaged(target);
-      const { verifyOutput } = await import('../pipeline/shard-list.js');
+      const { verifyOutput } = await import('../pipeline/commit/shard-list.js');
       const report = await verifyOutput(target.store, filter);
       for (const p of report.problems) process.stdout.write(`${p}\n`);
       const unsealed = report.unsealed ? ` (${report.unsealed} manifests predate sealing: their files are checked, their other fields cannot be)` : '';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { basename, dirname, resolve } from 'node:path';
-import { LocalObjectStore } from '../pipeline/object-store.js';
+import { LocalObjectStore } from '../pipeline/storage/object-store.js';
 import { readInduceInput } from '../induce/input.js';
 import { induceTaxonomy } from '../induce/job.js';
 import { InductionError } from '../induce/phases.js';

@@ -5,7 +5,7 @@
  */
 import type { JuryConfig } from '../../schemas/config.js';
 import type { JudgeInput } from '../jury/judge.js';
-import { MemoryObjectStore } from '../pipeline/object-store.js';
+import { MemoryObjectStore } from '../pipeline/storage/object-store.js';
 import { intake, intakeSettings } from '../pipeline/steps/index.js';
 import { prepareRecord } from '../pipeline/steps/segment.js';
 import { createRng } from '../util/prng.js';

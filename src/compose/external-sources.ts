@@ -12,9 +12,9 @@ import type { ExternalSeatConfig } from '../../schemas/external.js';
 import { DEFAULT_EXTERNAL_FIELD } from '../../schemas/external.js';
 import { Verdict } from '../../schemas/verdict.js';
 import type { ExternalEntry, ExternalSources } from '../jury/external/index.js';
-import { LocalObjectStore } from '../pipeline/object-store.js';
+import { LocalObjectStore } from '../pipeline/storage/object-store.js';
 import { getPath } from '../pipeline/record-mapping.js';
-import { type PlainRow, readCommittedRows, readParquetRows } from '../pipeline/shard-read.js';
+import { type PlainRow, readCommittedRows, readParquetRows } from '../pipeline/commit/shard-read.js';
 
 type Entries = Map<string, ExternalEntry>;
 

@@ -1,12 +1,12 @@
 /**
  * What every writing command does to its output before anything else touches it: the folder
  * checked (not inside the input, writable), then the output's lease taken
- * (src/pipeline/output-lease.ts) and renewed until the command releases it.
+ * (src/pipeline/commit/output-lease.ts) and renewed until the command releases it.
  */
 import { realpathSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { acquireLease, type OutputLease } from '../pipeline/output-lease.js';
+import { acquireLease, type OutputLease } from '../pipeline/commit/output-lease.js';
 import type { OutputTarget } from './io.js';
 import { findInputConnector, isS3Url } from './io.js';
 import { ReasoningJuryError } from '../util/errors.js';

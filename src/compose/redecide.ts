@@ -16,12 +16,12 @@ import type { FilterPolicy } from '../../schemas/config.js';
 import { CorpusFormat, FILTER_DECISIONS, SHARD_TABLE_NAMES, type CommitManifest, type DecisionRow, type DefectRow, type FilterDecision, type ShardFormat, type ReviewRow, type ShardTableName, type StepRow, type VerdictRow } from '../../schemas/outputs.js';
 import { corpusRow } from '../derive/corpus.js';
 import { decideRows, type DerivedRows } from '../derive/rows.js';
-import type { CorpusBatch, CorpusEntry } from '../pipeline/corpus.js';
-import { readCorpusPart } from '../pipeline/corpus-read.js';
-import type { ObjectStore } from '../pipeline/object-store.js';
-import { reviewReason, reviewsFingerprint } from '../pipeline/reviews.js';
-import { listCommitted, ShardCommitter } from '../pipeline/shard-commit.js';
-import { readArrowIpcRows, readParquetRows, type PlainRow } from '../pipeline/shard-read.js';
+import type { CorpusBatch, CorpusEntry } from '../pipeline/commit/corpus.js';
+import { readCorpusPart } from '../pipeline/commit/corpus-read.js';
+import type { ObjectStore } from '../pipeline/storage/object-store.js';
+import { reviewReason, reviewsFingerprint } from '../pipeline/commit/reviews.js';
+import { listCommitted, ShardCommitter } from '../pipeline/commit/shard-commit.js';
+import { readArrowIpcRows, readParquetRows, type PlainRow } from '../pipeline/commit/shard-read.js';
 import { ReasoningJuryError } from '../util/errors.js';
 
 export interface RedecideOptions {

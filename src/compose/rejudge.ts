@@ -13,10 +13,10 @@
  * commit. With the response cache on, its other records replay from the cache.
  */
 import type { CommitManifest } from '../../schemas/outputs.js';
-import { manifestKey } from '../pipeline/layout.js';
-import type { ObjectStore } from '../pipeline/object-store.js';
-import { readArrowIpcRows, readParquetRows, type PlainRow } from '../pipeline/shard-read.js';
-import { listCommitted } from '../pipeline/shard-commit.js';
+import { manifestKey } from '../pipeline/commit/layout.js';
+import type { ObjectStore } from '../pipeline/storage/object-store.js';
+import { readArrowIpcRows, readParquetRows, type PlainRow } from '../pipeline/commit/shard-read.js';
+import { listCommitted } from '../pipeline/commit/shard-commit.js';
 import type { CommittedRanges } from '../pipeline/source.js';
 import { rangeOf } from './resume.js';
 

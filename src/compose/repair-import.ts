@@ -6,10 +6,10 @@
  * old range, then nothing, then the new one), and the import writes it again.
  */
 import type { RepairCondition } from '../../schemas/repair.js';
-import { manifestKey } from '../pipeline/layout.js';
-import type { ObjectStore } from '../pipeline/object-store.js';
-import { listCommitted } from '../pipeline/shard-commit.js';
-import { readArrowIpcRows, readParquetRows, type PlainRow } from '../pipeline/shard-read.js';
+import { manifestKey } from '../pipeline/commit/layout.js';
+import type { ObjectStore } from '../pipeline/storage/object-store.js';
+import { listCommitted } from '../pipeline/commit/shard-commit.js';
+import { readArrowIpcRows, readParquetRows, type PlainRow } from '../pipeline/commit/shard-read.js';
 import { customId, NO_RESULT, type RangeCandidates } from './repair-offline.js';
 import { RedecideError } from './redecide.js';
 

@@ -5,9 +5,9 @@
 import { CommitManifest, type ManifestRange, type RangeSettings } from '../../schemas/outputs.js';
 import type { ChangedInputPolicy } from '../../schemas/config.js';
 import type { CommittedContent, IdentityOptions } from '../pipeline/input-identity.js';
-import { COMMITS_PREFIX, manifestKey } from '../pipeline/layout.js';
-import type { ObjectStore } from '../pipeline/object-store.js';
-import { listCommitted } from '../pipeline/shard-commit.js';
+import { COMMITS_PREFIX, manifestKey } from '../pipeline/commit/layout.js';
+import type { ObjectStore } from '../pipeline/storage/object-store.js';
+import { listCommitted } from '../pipeline/commit/shard-commit.js';
 import type { CommittedRanges } from '../pipeline/source.js';
 import { ReasoningJuryError } from '../util/errors.js';
 

@@ -1,13 +1,13 @@
 /**
  * Recording human reviews into an output (`review`, `review import`, and the viewer's keep /
  * drop): each review names a record the output judged, and a batch is committed under the
- * output's lease like any other write (src/pipeline/reviews.ts has the layout).
+ * output's lease like any other write (src/pipeline/commit/reviews.ts has the layout).
  */
 import { REVIEW_DECISIONS, type ReviewRow, type ShardFormat } from '../../schemas/outputs.js';
-import type { ObjectStore } from '../pipeline/object-store.js';
-import { commitReviews, type ReviewOrigin } from '../pipeline/reviews.js';
-import { listCommitted } from '../pipeline/shard-commit.js';
-import { readArrowIpcRows, readParquetRows } from '../pipeline/shard-read.js';
+import type { ObjectStore } from '../pipeline/storage/object-store.js';
+import { commitReviews, type ReviewOrigin } from '../pipeline/commit/reviews.js';
+import { listCommitted } from '../pipeline/commit/shard-commit.js';
+import { readArrowIpcRows, readParquetRows } from '../pipeline/commit/shard-read.js';
 
 /** A review the user has to fix (unknown record, bad decision, unreadable file): one line, exit 2. */
 export class ReviewInputError extends Error {}

@@ -2,8 +2,8 @@ import { createReadStream, existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Verdict } from '../../schemas/verdict.js';
-import { LocalObjectStore } from '../pipeline/object-store.js';
-import { readCommittedRows } from '../pipeline/shard-read.js';
+import { LocalObjectStore } from '../pipeline/storage/object-store.js';
+import { readCommittedRows } from '../pipeline/commit/shard-read.js';
 import { predictionsFromShardRows } from './predictions.js';
 import type { StepPrediction } from './types.js';
 

@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Impact } from '../../schemas/defect.js';
-import { LocalObjectStore } from '../pipeline/object-store.js';
-import { listCommitted } from '../pipeline/shard-commit.js';
-import { readCommittedRows } from '../pipeline/shard-read.js';
+import { LocalObjectStore } from '../pipeline/storage/object-store.js';
+import { listCommitted } from '../pipeline/commit/shard-commit.js';
+import { readCommittedRows } from '../pipeline/commit/shard-read.js';
 import { ReasoningJuryError } from '../util/errors.js';
 
 /** One defect as induction sees it: its text, and the generator of the trace it came from. */

@@ -2,10 +2,10 @@ import { basename, dirname, resolve } from 'node:path';
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { dictString } from '../../schemas/outputs.js';
-import { buildTable } from '../pipeline/arrow-schema.js';
-import { LocalObjectStore } from '../pipeline/object-store.js';
-import { readParquetRows } from '../pipeline/shard-read.js';
-import { toParquet } from '../pipeline/shard-format.js';
+import { buildTable } from '../pipeline/commit/arrow-schema.js';
+import { LocalObjectStore } from '../pipeline/storage/object-store.js';
+import { readParquetRows } from '../pipeline/commit/shard-read.js';
+import { toParquet } from '../pipeline/commit/shard-format.js';
 
 /**
  * A labels table: one row per defect with the leaf it was given, as `taxonomy induce` writes it

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { LocalObjectStore } from '../pipeline/object-store.js';
+import { LocalObjectStore } from '../pipeline/storage/object-store.js';
 import { Taxonomy } from '../taxonomy/schema.js';
 import { DraftTree } from '../taxonomy/wire.js';
 

@@ -8,7 +8,7 @@
  * Parquet readers) with a dynamic import inside `open`, so a run loads only what it uses.
  */
 import type { JuryConfig } from '../../schemas/config.js';
-import type { ObjectStore } from './object-store.js';
+import type { ObjectStore } from './storage/object-store.js';
 import type { RangeSink } from './sink.js';
 import type { CommittedRanges, Source } from './source.js';
 

@@ -8,7 +8,7 @@
  *      otherwise                            → cleared
  *   3. sinks publish the range (Kafka verdict events, dead-letter topic)         → published
  *   4. its parts are staged, its manifest written, the parts moved to their names
- *      (./shard-commit.ts)                  → staged → manifest_written → committed
+ *      (./commit/shard-commit.ts)           → staged → manifest_written → committed
  *                                             (or existing, if a racer's manifest won)
  *   5. the source is told the outcome, and the positions that are now safe are pulled from it
  *      and handed back to be acknowledged (Kafka: committed to the group)
@@ -19,8 +19,8 @@ import type { RangeSettings } from '../../schemas/outputs.js';
 import type { Logger } from '../util/log.js';
 import type { RangeWriter } from './range-writer.js';
 import { RangeState } from './range-state.js';
-import type { ShardCommitter } from './shard-commit.js';
-import { StorageError } from './storage-error.js';
+import type { ShardCommitter } from './commit/shard-commit.js';
+import { StorageError } from './storage/storage-error.js';
 import type { CommitRequest, RangeSink } from './sink.js';
 import type { RangeOutcome, Source } from './source.js';
 
@@ -68,7 +68,7 @@ async function write(w: RangeWriter, deps: RangeCommitDeps): Promise<void> {
 
 /**
  * Runs the protocol for a complete range and returns how it ended. A store that is down is
- * waited out below (the committer's store retries, ./storage-retry.ts); a StorageError that
+ * waited out below (the committer's store retries, ./storage/storage-retry.ts); a StorageError that
  * gets here ends the stage, and it names this range.
  */
 export async function commitRange(w: RangeWriter, deps: RangeCommitDeps): Promise<RangeOutcome> {

@@ -11,7 +11,7 @@ import type { DerivedRows } from '../derive/rows.js';
 import type { Duplicate } from './duplicate-ids.js';
 import { corpusRow } from '../derive/corpus.js';
 import type { Schema } from 'apache-arrow';
-import type { CorpusBatch } from './corpus.js';
+import type { CorpusBatch } from './commit/corpus.js';
 import type { Finished } from './envelope.js';
 import { foldDigest, newContentHash } from './input-identity.js';
 import { positionString } from './positions.js';

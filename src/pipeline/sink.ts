@@ -1,27 +1,11 @@
 /**
- * What a range looks like to whoever stores or publishes it: the shard committer writes it,
- * sinks (Kafka verdict events, the dead-letter topic) publish it before it becomes visible.
+ * Sinks (Kafka verdict events, the dead-letter topic) publish a range before its manifest is
+ * written. What a range looks like, CommitRequest, belongs to the commit
+ * (./commit/commit-request.ts) and is re-exported here, so a connector needs only this contract.
  */
-import type { ManifestRange, RangeSettings, ShardRowOf, ShardTableName } from '../../schemas/outputs.js';
-import type { CorpusBatch } from './corpus.js';
+import type { CommitRequest } from './commit/commit-request.js';
 
-export type ShardRows = { [K in ShardTableName]?: readonly ShardRowOf<K>[] };
-
-export interface CommitRequest {
-  /** Partition value for `source=<name>` (connector name, e.g. "kafka" or "file"). */
-  source: string;
-  first: string;
-  last: string;
-  tables: ShardRows;
-  /** the curated corpus of the range; absent: none is written */
-  corpus?: CorpusBatch;
-  /** the unit and offsets the range covers: how a resumed run knows what is done */
-  range?: ManifestRange;
-  /** the range settings the boundaries came from, checked when a run resumes */
-  settings?: RangeSettings;
-  /** Passed through into the manifest as it is. */
-  extra?: Record<string, unknown>;
-}
+export type { CommitRequest, ShardRows } from './commit/commit-request.js';
 
 /** Something that receives a range's rows before the range becomes visible. */
 export interface RangeSink {

@@ -7,7 +7,7 @@ import type { IntakeGate } from './intake-gate.js';
 import type { RangeTiming } from './range-committer.js';
 import type { RangeLimits } from './range-planner.js';
 import type { IntakeSettings } from './record-mapping.js';
-import type { ShardCommitter } from './shard-commit.js';
+import type { ShardCommitter } from './commit/shard-commit.js';
 import type { RangeSink } from './sink.js';
 import type { CommittedRanges, Source } from './source.js';
 import type { StageCounters } from './stage-counters.js';

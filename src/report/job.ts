@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Impact } from '../../schemas/defect.js';
-import { LocalObjectStore } from '../pipeline/object-store.js';
-import { listCommitted } from '../pipeline/shard-commit.js';
-import { readCommittedRows } from '../pipeline/shard-read.js';
+import { LocalObjectStore } from '../pipeline/storage/object-store.js';
+import { listCommitted } from '../pipeline/commit/shard-commit.js';
+import { readCommittedRows } from '../pipeline/commit/shard-read.js';
 import { readLabels, writeParquetFile } from '../induce/labels.js';
 import { loadTaxonomy, type Taxonomy } from '../taxonomy/schema.js';
 import { computeFingerprints, type DefectIn, type TraceIn } from './fingerprints.js';

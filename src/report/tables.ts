@@ -5,7 +5,7 @@ import { dictString, int64 } from '../../schemas/outputs.js';
 /**
  * The fingerprint tables `report` writes (<out>/fingerprints/<name>.parquet), one row per
  * generator and group. Like the shard tables, these zod schemas are the single definition of
- * the columns (Arrow types come from them, see src/pipeline/arrow-schema.ts).
+ * the columns (Arrow types come from them, see src/pipeline/commit/arrow-schema.ts).
  */
 
 /** The pseudo category/leaf for defects without a leaf, so totals still add up. */

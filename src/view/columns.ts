@@ -5,7 +5,7 @@
 import { parquetMetadata, parquetRead } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import type { FileFormat } from '../../schemas/outputs.js';
-import { readArrowIpcTable } from '../pipeline/shard-read.js';
+import { readArrowIpcTable } from '../pipeline/commit/shard-read.js';
 
 export type Columns = Record<string, unknown[]>;
 

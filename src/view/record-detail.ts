@@ -3,8 +3,8 @@
  * (only the files that range's manifest lists), its corpus row (the record as it was read, for
  * the problem and the trace) and the steps cut from the trace the way the jury cut them.
  */
-import type { ObjectStore } from '../pipeline/object-store.js';
-import { readArrowIpcRows, readParquetRows, type PlainRow } from '../pipeline/shard-read.js';
+import type { ObjectStore } from '../pipeline/storage/object-store.js';
+import { readArrowIpcRows, readParquetRows, type PlainRow } from '../pipeline/commit/shard-read.js';
 import { segmentRecord } from '../segment/index.js';
 import { readColumns } from './columns.js';
 import { partOf, type RecordIndex } from './record-index.js';

@@ -6,9 +6,9 @@
  */
 import { FILTER_DECISIONS, IMPACTS_ORDER, type CommitManifest, type FileFormat, type ManifestTableName, type ReviewRow } from './schema-bits.js';
 import { ruleOfReason } from '../derive/corpus.js';
-import type { ObjectStore } from '../pipeline/object-store.js';
-import { latestReviews, readReviews } from '../pipeline/reviews.js';
-import { listCommitted } from '../pipeline/shard-commit.js';
+import type { ObjectStore } from '../pipeline/storage/object-store.js';
+import { latestReviews, readReviews } from '../pipeline/commit/reviews.js';
+import { listCommitted } from '../pipeline/commit/shard-commit.js';
 import { readColumns, type Columns } from './columns.js';
 
 /** A range's file of one table, Parquet preferred (every format holds the same rows). */

@@ -2,7 +2,7 @@
  * Text search over problem and trace: a scan of the corpus parts, one range at a time (a million
  * traces do not fit the memory budget), case-insensitive substring. The last answers are kept.
  */
-import type { ObjectStore } from '../pipeline/object-store.js';
+import type { ObjectStore } from '../pipeline/storage/object-store.js';
 import { eachCorpusRecord, recordFields, traceParts } from './record-detail.js';
 import type { RecordIndex } from './record-index.js';
 

@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import type { ObjectStore } from '../pipeline/object-store.js';
+import type { ObjectStore } from '../pipeline/storage/object-store.js';
 import { overview, summary } from './present.js';
 import { parseFilter, RecordQuery, type Filter } from './query.js';
 import { recordDetail } from './record-detail.js';

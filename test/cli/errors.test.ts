@@ -12,9 +12,9 @@ import { EndpointFaultError, EndpointOutageError } from '../../src/llm/outage.js
 import { ProviderError } from '../../src/llm/types.js';
 import { ModelNotFoundError } from '../../src/models/cache.js';
 import { InputChangedError } from '../../src/pipeline/input-identity.js';
-import { OutputGoneError } from '../../src/pipeline/object-store.js';
-import { LeaseHeldError, LeaseLostError } from '../../src/pipeline/output-lease.js';
-import { StorageError } from '../../src/pipeline/storage-error.js';
+import { OutputGoneError } from '../../src/pipeline/storage/object-store.js';
+import { LeaseHeldError, LeaseLostError } from '../../src/pipeline/commit/output-lease.js';
+import { StorageError } from '../../src/pipeline/storage/storage-error.js';
 import { SegmentationError } from '../../src/segment/index.js';
 import { ERROR_KINDS, errorKindOf, ReasoningJuryError, type ErrorKind } from '../../src/util/errors.js';
 import { configureLogging } from '../../src/util/log.js';

@@ -5,10 +5,10 @@ import { Bool, DateDay, Field, Float32, Int32, Int8, List, makeBuilder, RecordBa
 import { parquetMetadata } from 'hyparquet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { LocalObjectStore } from '../../src/pipeline/object-store.js';
-import { listCommitted } from '../../src/pipeline/shard-commit.js';
-import { toParquet } from '../../src/pipeline/shard-format.js';
-import { readCommittedRows, readParquetRows, type PlainRow } from '../../src/pipeline/shard-read.js';
+import { LocalObjectStore } from '../../src/pipeline/storage/object-store.js';
+import { listCommitted } from '../../src/pipeline/commit/shard-commit.js';
+import { toParquet } from '../../src/pipeline/commit/shard-format.js';
+import { readCommittedRows, readParquetRows, type PlainRow } from '../../src/pipeline/commit/shard-read.js';
 import { arrowSchemaOfParquet } from '../../src/util/parquet-arrow.js';
 import { defaultProfile, startSimulator, type RunningSimulator } from '../../src/sim/index.js';
 import { syntheticRecords } from '../../src/sim/synthetic.js';

@@ -7,9 +7,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { listCommitted } from '../../src/pipeline/shard-commit.js';
-import { LocalObjectStore } from '../../src/pipeline/object-store.js';
-import { readCommittedRows } from '../../src/pipeline/shard-read.js';
+import { listCommitted } from '../../src/pipeline/commit/shard-commit.js';
+import { LocalObjectStore } from '../../src/pipeline/storage/object-store.js';
+import { readCommittedRows } from '../../src/pipeline/commit/shard-read.js';
 import { syntheticRecords } from '../../src/sim/synthetic.js';
 import { runCli } from '../helpers/cli.js';
 import { LONG_TEST_MS, treeProbe } from '../helpers/progress.js';

@@ -10,7 +10,7 @@ import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from
 import { join, relative } from 'node:path';
 import { buildSync } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { readParquetRows } from '../../src/pipeline/shard-read.js';
+import { readParquetRows } from '../../src/pipeline/commit/shard-read.js';
 import { BIN } from '../helpers/cli.js';
 import { tempDir } from '../helpers/run-setup.js';
 

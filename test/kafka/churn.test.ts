@@ -6,8 +6,8 @@
 // RJ_CHURN_SEED picks another schedule.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyOutput } from '../../src/pipeline/shard-list.js';
-import { readCommittedRows } from '../../src/pipeline/shard-read.js';
+import { verifyOutput } from '../../src/pipeline/commit/shard-list.js';
+import { readCommittedRows } from '../../src/pipeline/commit/shard-read.js';
 import { createRng } from '../../src/util/prng.js';
 import { BIN } from '../helpers/cli.js';
 import { LONG_TEST_MS, STALL_MS } from '../helpers/progress.js';

@@ -3,8 +3,8 @@
 // offsets never run ahead of the committed shards; at the end, each record id exactly once.
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listCommitted, verifyCommitted } from '../../src/pipeline/shard-commit.js';
-import { readCommittedRows } from '../../src/pipeline/shard-read.js';
+import { listCommitted, verifyCommitted } from '../../src/pipeline/commit/shard-commit.js';
+import { readCommittedRows } from '../../src/pipeline/commit/shard-read.js';
 import { createRng } from '../../src/util/prng.js';
 import { BIN, guardChild, runCli } from '../helpers/cli.js';
 import { LONG_TEST_MS } from '../helpers/progress.js';

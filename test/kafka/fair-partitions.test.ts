@@ -3,7 +3,7 @@
 // committed records (manifests in commit order), not wall time, so a busy machine cannot
 // change the verdict.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listCommitted } from '../../src/pipeline/shard-commit.js';
+import { listCommitted } from '../../src/pipeline/commit/shard-commit.js';
 import { runCli } from '../helpers/cli.js';
 import { LONG_TEST_MS } from '../helpers/progress.js';
 import { tempDir } from '../helpers/run-setup.js';

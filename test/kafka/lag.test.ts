@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createKafkajs, KafkajsConsumer } from '../../connectors/kafka/kafkajs-client.js';
 import { KafkaSource } from '../../connectors/kafka/source.js';
 import { KafkaConfig } from '../../schemas/kafka.js';
-import { LocalObjectStore } from '../../src/pipeline/object-store.js';
+import { LocalObjectStore } from '../../src/pipeline/storage/object-store.js';
 import { waitForProgress } from '../helpers/progress.js';
 import { tempDir } from '../helpers/run-setup.js';
 import { createTopic, ensureServices, groupOffsets, kafkaClient, newProducer, runId } from './helpers/services.js';

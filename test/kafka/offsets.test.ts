@@ -6,7 +6,7 @@ import { CoveredOffsets } from '../../connectors/kafka/offsets.js';
 import { parseKafkaUrl } from '../../connectors/kafka/options.js';
 import { parseS3Url } from '../../connectors/s3/client.js';
 import { shardObjects, resumeRow } from '../../connectors/s3/parquet-source.js';
-import { manifestKey } from '../../src/pipeline/layout.js';
+import { manifestKey } from '../../src/pipeline/commit/layout.js';
 import { positionString } from '../../src/pipeline/positions.js';
 
 describe('CoveredOffsets: the commit point never passes an uncommitted offset', () => {

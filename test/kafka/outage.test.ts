@@ -6,7 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import YAML from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readCommittedRows } from '../../src/pipeline/shard-read.js';
+import { readCommittedRows } from '../../src/pipeline/commit/shard-read.js';
 import { runCli } from '../helpers/cli.js';
 import { LONG_TEST_MS, waitForProgress } from '../helpers/progress.js';
 import { tempDir } from '../helpers/run-setup.js';

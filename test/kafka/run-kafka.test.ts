@@ -3,8 +3,8 @@
 // (2,000 with ranges of 100 give each partition several ranges, as 5,000 with ranges of 250
 // did, at 40 % of the judging CPU.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listCommitted, verifyCommitted } from '../../src/pipeline/shard-commit.js';
-import { readCommittedRows } from '../../src/pipeline/shard-read.js';
+import { listCommitted, verifyCommitted } from '../../src/pipeline/commit/shard-commit.js';
+import { readCommittedRows } from '../../src/pipeline/commit/shard-read.js';
 import { runCli } from '../helpers/cli.js';
 import { guardProgress, LONG_TEST_MS } from '../helpers/progress.js';
 import { tempDir } from '../helpers/run-setup.js';

@@ -2,8 +2,8 @@
 // the partitions are split, and the committed output still has each record exactly once.
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listCommitted, verifyCommitted } from '../../src/pipeline/shard-commit.js';
-import { readCommittedRows } from '../../src/pipeline/shard-read.js';
+import { listCommitted, verifyCommitted } from '../../src/pipeline/commit/shard-commit.js';
+import { readCommittedRows } from '../../src/pipeline/commit/shard-read.js';
 import { BIN, guardChild, type CliResult } from '../helpers/cli.js';
 import { LONG_TEST_MS, waitForProgress, type Probe } from '../helpers/progress.js';
 import { tempDir } from '../helpers/run-setup.js';

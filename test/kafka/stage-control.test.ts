@@ -4,11 +4,11 @@
 import { describe, expect, it } from 'vitest';
 import type { Source, SourceItem, StreamingSource, UnitControl } from '../../src/pipeline/source.js';
 import { defaultConfig } from '../../src/config/load.js';
-import { MemoryObjectStore } from '../../src/pipeline/object-store.js';
+import { MemoryObjectStore } from '../../src/pipeline/storage/object-store.js';
 import { positionString } from '../../src/pipeline/positions.js';
-import { ShardCommitter } from '../../src/pipeline/shard-commit.js';
-import { manifestKey } from '../../src/pipeline/layout.js';
-import { readCommittedRows } from '../../src/pipeline/shard-read.js';
+import { ShardCommitter } from '../../src/pipeline/commit/shard-commit.js';
+import { manifestKey } from '../../src/pipeline/commit/layout.js';
+import { readCommittedRows } from '../../src/pipeline/commit/shard-read.js';
 import { runStage, type StageOptions } from '../../src/pipeline/stage.js';
 import { intakeSettings, judgingSteps } from '../../src/pipeline/steps/index.js';
 

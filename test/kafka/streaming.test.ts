@@ -3,7 +3,7 @@
 // SIGTERM finishes and commits what is in flight before exiting.
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readCommittedRows } from '../../src/pipeline/shard-read.js';
+import { readCommittedRows } from '../../src/pipeline/commit/shard-read.js';
 import { syntheticRecords } from '../../src/sim/synthetic.js';
 import { BIN } from '../helpers/cli.js';
 import { guardProgress, LONG_TEST_MS, waitForProgress } from '../helpers/progress.js';

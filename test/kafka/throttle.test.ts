@@ -7,12 +7,12 @@ import { createKafkajs, KafkajsConsumer } from '../../connectors/kafka/kafkajs-c
 import { lineLogger } from '../../src/util/log.js';
 import { KafkaConfig } from '../../schemas/kafka.js';
 import { KafkaSource } from '../../connectors/kafka/source.js';
-import type { ObjectStore } from '../../src/pipeline/object-store.js';
+import type { ObjectStore } from '../../src/pipeline/storage/object-store.js';
 import { defaultConfigInput, parseConfig } from '../../src/config/load.js';
-import { ShardCommitter } from '../../src/pipeline/shard-commit.js';
+import { ShardCommitter } from '../../src/pipeline/commit/shard-commit.js';
 import { runStage } from '../../src/pipeline/stage.js';
 import { intakeSettings, judgingSteps } from '../../src/pipeline/steps/index.js';
-import { readCommittedRows } from '../../src/pipeline/shard-read.js';
+import { readCommittedRows } from '../../src/pipeline/commit/shard-read.js';
 import { openRuntime } from '../../src/compose/runtime.js';
 import { createSimProvider, defaultProfile, withoutFaults } from '../../src/sim/index.js';
 import { syntheticRecords } from '../../src/sim/synthetic.js';

@@ -1,8 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LocalObjectStore } from '../../src/pipeline/object-store.js';
-import { readCommittedRows } from '../../src/pipeline/shard-read.js';
+import { LocalObjectStore } from '../../src/pipeline/storage/object-store.js';
+import { readCommittedRows } from '../../src/pipeline/commit/shard-read.js';
 import { syntheticRecords } from '../../src/sim/synthetic.js';
 import { runCli } from '../helpers/cli.js';
 import { LONG_TEST_MS, treeProbe } from '../helpers/progress.js';

@@ -1,10 +1,10 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readParquetRows } from '../../src/pipeline/shard-read.js';
-import { LocalObjectStore } from '../../src/pipeline/object-store.js';
-import { listCommitted, verifyCommitted } from '../../src/pipeline/shard-commit.js';
-import { readCommittedRows } from '../../src/pipeline/shard-read.js';
+import { readParquetRows } from '../../src/pipeline/commit/shard-read.js';
+import { LocalObjectStore } from '../../src/pipeline/storage/object-store.js';
+import { listCommitted, verifyCommitted } from '../../src/pipeline/commit/shard-commit.js';
+import { readCommittedRows } from '../../src/pipeline/commit/shard-read.js';
 import { createRng } from '../../src/util/prng.js';
 import { syntheticRecords } from '../../src/sim/synthetic.js';
 import { runAndKill, runCli } from '../helpers/cli.js';

@@ -4,9 +4,9 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LocalObjectStore } from '../../src/pipeline/object-store.js';
-import { listCommitted } from '../../src/pipeline/shard-commit.js';
-import { readCommittedRows } from '../../src/pipeline/shard-read.js';
+import { LocalObjectStore } from '../../src/pipeline/storage/object-store.js';
+import { listCommitted } from '../../src/pipeline/commit/shard-commit.js';
+import { readCommittedRows } from '../../src/pipeline/commit/shard-read.js';
 import { runCli } from '../helpers/cli.js';
 import { fastSimConfig, tempDir } from '../helpers/run-setup.js';
 

@@ -5,14 +5,14 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { DeadLetterRow } from '../../schemas/outputs.js';
-import { LocalObjectStore } from '../../src/pipeline/object-store.js';
+import { LocalObjectStore } from '../../src/pipeline/storage/object-store.js';
 import { unitToken, positionString } from '../../src/pipeline/positions.js';
 import { commitRange, type RangeCommitDeps } from '../../src/pipeline/range-commit.js';
 import type { PlannedRange } from '../../src/pipeline/range-planner.js';
 import { RANGE_TRANSITIONS, RangeLifecycle, RangeState } from '../../src/pipeline/range-state.js';
 import { RangeWriter } from '../../src/pipeline/range-writer.js';
-import { listCommitted, ShardCommitter, verifyCommitted } from '../../src/pipeline/shard-commit.js';
-import { readCommittedRows } from '../../src/pipeline/shard-read.js';
+import { listCommitted, ShardCommitter, verifyCommitted } from '../../src/pipeline/commit/shard-commit.js';
+import { readCommittedRows } from '../../src/pipeline/commit/shard-read.js';
 import type { CommitRequest } from '../../src/pipeline/sink.js';
 import type { Clearance, RangeOutcome, Source } from '../../src/pipeline/source.js';
 import { lineLogger } from '../../src/util/log.js';

@@ -3,11 +3,11 @@
 import { ListObjectsV2Command, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import { isTransientS3Error } from '../../connectors/s3/client.js';
-import { isTransientFsError } from '../../src/pipeline/object-store.js';
+import { isTransientFsError } from '../../src/pipeline/storage/object-store.js';
 import { freePort } from '../s3/private-server.js';
-import { ObjectExistsError } from '../../src/pipeline/object-store.js';
-import { causeText, StorageError } from '../../src/pipeline/storage-error.js';
-import { storageBackoff, StorageRetry, type StorageAttempt } from '../../src/pipeline/storage-retry.js';
+import { ObjectExistsError } from '../../src/pipeline/storage/object-store.js';
+import { causeText, StorageError } from '../../src/pipeline/storage/storage-error.js';
+import { storageBackoff, StorageRetry, type StorageAttempt } from '../../src/pipeline/storage/storage-retry.js';
 
 const errno = (code: string, message: string) => Object.assign(new Error(message), { code });
 const refused = () => errno('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:39000');

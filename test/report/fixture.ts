@@ -1,7 +1,7 @@
 import { IMPACTS } from '../../schemas/defect.js';
 import type { DefectRow, VerdictRow } from '../../schemas/outputs.js';
-import { LocalObjectStore } from '../../src/pipeline/object-store.js';
-import { ShardCommitter } from '../../src/pipeline/shard-commit.js';
+import { LocalObjectStore } from '../../src/pipeline/storage/object-store.js';
+import { ShardCommitter } from '../../src/pipeline/commit/shard-commit.js';
 import { createRng } from '../../src/util/prng.js';
 
 /** A few leaves from two categories, so defects on one step often share a category. */

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { tableFromArrays } from 'apache-arrow';
 import type { TraceRecord } from '../../schemas/trace.js';
-import { toParquet } from '../../src/pipeline/shard-format.js';
+import { toParquet } from '../../src/pipeline/commit/shard-format.js';
 import { pyenvPython } from '../helpers/run-setup.js';
 
 /** Trace records as a Parquet file (id, problem, trace) with row groups of `rowGroupRows`. */

@@ -3,11 +3,11 @@ import { ListMultipartUploadsCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createS3Client } from '../../connectors/s3/client.js';
 import { S3ObjectStore } from '../../connectors/s3/object-store.js';
-import { ObjectExistsError } from '../../src/pipeline/object-store.js';
+import { ObjectExistsError } from '../../src/pipeline/storage/object-store.js';
 import { openS3Output } from '../../connectors/s3/output.js';
-import { listCommitted, ShardCommitter, verifyCommitted } from '../../src/pipeline/shard-commit.js';
-import { manifestKey } from '../../src/pipeline/layout.js';
-import { readCommittedRows } from '../../src/pipeline/shard-read.js';
+import { listCommitted, ShardCommitter, verifyCommitted } from '../../src/pipeline/commit/shard-commit.js';
+import { manifestKey } from '../../src/pipeline/commit/layout.js';
+import { readCommittedRows } from '../../src/pipeline/commit/shard-read.js';
 import { createBucket, dropBucket, ensureServices, s3Client } from '../kafka/helpers/services.js';
 
 ensureServices();

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createS3Client } from '../../connectors/s3/client.js';
 import { S3ObjectStore } from '../../connectors/s3/object-store.js';
-import { listCommitted, verifyCommitted } from '../../src/pipeline/shard-commit.js';
+import { listCommitted, verifyCommitted } from '../../src/pipeline/commit/shard-commit.js';
 import { syntheticRecords } from '../../src/sim/synthetic.js';
 import { runCli } from '../helpers/cli.js';
 import { LONG_TEST_MS, type Probe } from '../helpers/progress.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { DataType } from 'apache-arrow';
-import { ArrowMappingError, ShardRowError, arrowSchemaFor, buildTable } from '../../src/pipeline/arrow-schema.js';
+import { ArrowMappingError, ShardRowError, arrowSchemaFor, buildTable } from '../../src/pipeline/commit/arrow-schema.js';
 import { DefectRow, SHARD_TABLES, StepRow, VerdictDetailRow, VerdictRow, defectId, dictString, int32, truncateRaw } from '../../schemas/outputs.js';
 import { defectRows, verdictDetailRows, verdictRows } from './synth.js';
 

@@ -3,10 +3,10 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { LocalObjectStore, MemoryObjectStore, type ObjectStore } from '../../src/pipeline/object-store.js';
-import { ShardCommitter, listCommitted, verifyCommitted } from '../../src/pipeline/shard-commit.js';
-import { corpusKey, escapePartitionValue, manifestKey, shardKey } from '../../src/pipeline/layout.js';
-import { readCommittedRows } from '../../src/pipeline/shard-read.js';
+import { LocalObjectStore, MemoryObjectStore, type ObjectStore } from '../../src/pipeline/storage/object-store.js';
+import { ShardCommitter, listCommitted, verifyCommitted } from '../../src/pipeline/commit/shard-commit.js';
+import { corpusKey, escapePartitionValue, manifestKey, shardKey } from '../../src/pipeline/commit/layout.js';
+import { readCommittedRows } from '../../src/pipeline/commit/shard-read.js';
 import { allTables, decisionRows, deadLetterRows, stepRows, verdictRows } from './synth.js';
 
 const dirs: string[] = [];

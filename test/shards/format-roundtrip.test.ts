@@ -6,9 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { DataType, tableToIPC, type Field, type Table } from 'apache-arrow';
 import { parquetMetadata, parquetSchema, type SchemaTree } from 'hyparquet';
 import { SHARD_TABLES, SHARD_TABLE_NAMES } from '../../schemas/outputs.js';
-import { arrowSchemaFor, buildTable } from '../../src/pipeline/arrow-schema.js';
-import { loadParquetWasm, parquetWasm, toArrowIpc, toParquet } from '../../src/pipeline/shard-format.js';
-import { parquetColumns, readArrowIpcRows, readArrowIpcTable, readParquetRows } from '../../src/pipeline/shard-read.js';
+import { arrowSchemaFor, buildTable } from '../../src/pipeline/commit/arrow-schema.js';
+import { loadParquetWasm, parquetWasm, toArrowIpc, toParquet } from '../../src/pipeline/commit/shard-format.js';
+import { parquetColumns, readArrowIpcRows, readArrowIpcTable, readParquetRows } from '../../src/pipeline/commit/shard-read.js';
 import { allTables, defectRows } from './synth.js';
 
 const tables = allTables();

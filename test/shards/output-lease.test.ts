@@ -1,5 +1,5 @@
 /**
- * The output lease (src/pipeline/output-lease.ts) on a local folder and on the shared S3 server:
+ * The output lease (src/pipeline/commit/output-lease.ts) on a local folder and on the shared S3 server:
  * of many starters exactly one wins, a held lease is refused naming its holder, an expired or
  * released one is taken, --take-over takes a live one and the old holder learns it has lost.
  * Expiry is driven by an injected clock, so nothing here waits on wall time.
@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { createS3Client } from '../../connectors/s3/client.js';
 import { S3ObjectStore } from '../../connectors/s3/object-store.js';
-import { LocalObjectStore, type ObjectStore } from '../../src/pipeline/object-store.js';
-import { acquireLease, LeaseHeldError, LeaseLostError } from '../../src/pipeline/output-lease.js';
-import { leaseKey, parseLease } from '../../src/pipeline/lease-record.js';
+import { LocalObjectStore, type ObjectStore } from '../../src/pipeline/storage/object-store.js';
+import { acquireLease, LeaseHeldError, LeaseLostError } from '../../src/pipeline/commit/output-lease.js';
+import { leaseKey, parseLease } from '../../src/pipeline/commit/lease-record.js';
 import { waitForProgress } from '../helpers/progress.js';
 import { tempDir } from '../helpers/run-setup.js';
 import { createBucket, dropBucket, ensureServices, runId, s3Client } from '../kafka/helpers/services.js';

@@ -13,15 +13,15 @@ import { chmodSync, copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, 
 import { join } from 'node:path';
 import YAML from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalObjectStore } from '../../src/pipeline/object-store.js';
-import { readCommittedRows } from '../../src/pipeline/shard-read.js';
+import { LocalObjectStore } from '../../src/pipeline/storage/object-store.js';
+import { readCommittedRows } from '../../src/pipeline/commit/shard-read.js';
 import { syntheticRecords } from '../../src/sim/synthetic.js';
 import { BIN, runCli, type CliResult } from '../helpers/cli.js';
 import { gatedEndpoint, type GatedEndpoint } from '../helpers/gated-endpoint.js';
 import { LONG_TEST_MS, waitForProgress } from '../helpers/progress.js';
 import { tempDir, writeJsonl } from '../helpers/run-setup.js';
 import { simProfile, startSimProcess, type SimProcess } from '../helpers/sim-process.js';
-import { sha256Hex } from '../../src/pipeline/checksum.js';
+import { sha256Hex } from '../../src/pipeline/commit/checksum.js';
 
 const records = syntheticRecords(30, { seed: 42, prefix: 'own' });
 

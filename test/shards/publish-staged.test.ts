@@ -3,10 +3,10 @@
 // they check or list, so the range's records are readable and verify is clean.
 import { describe, expect, it } from 'vitest';
 import type { DeadLetterRow } from '../../schemas/outputs.js';
-import { LocalObjectStore } from '../../src/pipeline/object-store.js';
+import { LocalObjectStore } from '../../src/pipeline/storage/object-store.js';
 import { positionString } from '../../src/pipeline/positions.js';
-import { ShardCommitter } from '../../src/pipeline/shard-commit.js';
-import { readCommittedRows } from '../../src/pipeline/shard-read.js';
+import { ShardCommitter } from '../../src/pipeline/commit/shard-commit.js';
+import { readCommittedRows } from '../../src/pipeline/commit/shard-read.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/run-setup.js';
 

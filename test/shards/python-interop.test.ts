@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SHARD_TABLES, SHARD_TABLE_NAMES, type CommitManifest, type ShardTableName } from '../../schemas/outputs.js';
-import { arrowSchemaFor } from '../../src/pipeline/arrow-schema.js';
-import { LocalObjectStore } from '../../src/pipeline/object-store.js';
-import { ShardCommitter } from '../../src/pipeline/shard-commit.js';
+import { arrowSchemaFor } from '../../src/pipeline/commit/arrow-schema.js';
+import { LocalObjectStore } from '../../src/pipeline/storage/object-store.js';
+import { ShardCommitter } from '../../src/pipeline/commit/shard-commit.js';
 import { IN_CI, ROOT, duckdbType, findPython, pyarrowType } from './helpers.js';
 import { allTables, deadLetterRows, recordId, verdictRows } from './synth.js';
 

@@ -6,9 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import { IMPACTS } from '../../schemas/defect.js';
 import { DefectRow, defectId } from '../../schemas/outputs.js';
-import { buildTable } from '../../src/pipeline/arrow-schema.js';
-import { toParquet } from '../../src/pipeline/shard-format.js';
-import { readParquetRows } from '../../src/pipeline/shard-read.js';
+import { buildTable } from '../../src/pipeline/commit/arrow-schema.js';
+import { toParquet } from '../../src/pipeline/commit/shard-format.js';
+import { readParquetRows } from '../../src/pipeline/commit/shard-read.js';
 import { defectRows, rng } from './synth.js';
 
 const N = 100_000;

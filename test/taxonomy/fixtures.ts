@@ -1,7 +1,7 @@
 import type { Impact } from '../../schemas/defect.js';
 import type { DefectRow, VerdictRow } from '../../schemas/outputs.js';
-import { LocalObjectStore } from '../../src/pipeline/object-store.js';
-import { ShardCommitter } from '../../src/pipeline/shard-commit.js';
+import { LocalObjectStore } from '../../src/pipeline/storage/object-store.js';
+import { ShardCommitter } from '../../src/pipeline/commit/shard-commit.js';
 import { segmentRecord } from '../../src/segment/index.js';
 import { createRng } from '../../src/util/prng.js';
 import { syntheticRecords } from '../../src/sim/synthetic.js';

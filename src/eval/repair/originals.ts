@@ -8,10 +8,10 @@
 import type { JuryConfig } from '../../../schemas/config.js';
 import { RepairAnswerConfig } from '../../../schemas/config.js';
 import { originalOutcome } from '../../derive/repair.js';
-import { readCorpusPart } from '../../pipeline/corpus-read.js';
-import type { ObjectStore } from '../../pipeline/object-store.js';
+import { readCorpusPart } from '../../pipeline/commit/corpus-read.js';
+import type { ObjectStore } from '../../pipeline/storage/object-store.js';
 import { mapRecord, scoreFieldsOf } from '../../pipeline/record-mapping.js';
-import { committedFiles } from '../../pipeline/shard-list.js';
+import { committedFiles } from '../../pipeline/commit/shard-list.js';
 import type { OriginalRecord } from './accuracy.js';
 import { RepairReadError } from './read.js';
 

@@ -1,15 +1,15 @@
 /**
  * Reading what `eval repair` analyses: the `repairs` table of an output through its commit
- * manifests (only files a manifest lists, as every reader here: src/pipeline/shard-list.ts),
+ * manifests (only files a manifest lists, as every reader here: src/pipeline/commit/shard-list.ts),
  * a single Parquet or Arrow file of RepairRow rows, and the optional originals JSONL.
  */
 import { readFileSync } from 'node:fs';
 import type { Impact } from '../../../schemas/defect.js';
 import { OriginalOutcome } from '../../../schemas/repair-analysis.js';
 import { RepairRow } from '../../../schemas/repair.js';
-import type { ObjectStore } from '../../pipeline/object-store.js';
-import { committedFiles } from '../../pipeline/shard-list.js';
-import { type PlainRow, readArrowIpcRows, readCommittedRows, readParquetRows } from '../../pipeline/shard-read.js';
+import type { ObjectStore } from '../../pipeline/storage/object-store.js';
+import { committedFiles } from '../../pipeline/commit/shard-list.js';
+import { type PlainRow, readArrowIpcRows, readCommittedRows, readParquetRows } from '../../pipeline/commit/shard-read.js';
 import { ReasoningJuryError } from '../../util/errors.js';
 
 export const REPAIRS_TABLE = 'repairs';

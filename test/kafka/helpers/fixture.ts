@@ -6,7 +6,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { Admin, Kafka } from 'kafkajs';
 import { createS3Client } from '../../../connectors/s3/client.js';
 import { S3ObjectStore } from '../../../connectors/s3/object-store.js';
-import { listCommitted } from '../../../src/pipeline/shard-commit.js';
+import { listCommitted } from '../../../src/pipeline/commit/shard-commit.js';
 import { syntheticRecords } from '../../../src/sim/synthetic.js';
 import { fastSimConfig } from '../../helpers/run-setup.js';
 import { createBucket, createTopic, kafkaClient, newProducer, produce, runId, s3Client } from './services.js';

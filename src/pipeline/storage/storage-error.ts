@@ -1,4 +1,4 @@
-import { ReasoningJuryError } from '../util/errors.js';
+import { ReasoningJuryError } from '../../util/errors.js';
 /**
  * A storage operation that failed for good, as one typed error: what was being done (op), to
  * which object (key, and where that is: a path or an s3:// URL), in which output store, for

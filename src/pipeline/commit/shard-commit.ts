@@ -21,15 +21,15 @@ import {
   type ShardFileEntry,
   type ShardFormat,
   type ShardTableName,
-} from '../../schemas/outputs.js';
+} from '../../../schemas/outputs.js';
 import { buildTable } from './arrow-schema.js';
 import { filesChecksum, manifestSeal, sha256Hex } from './checksum.js';
 import { encodeCorpusPart } from './corpus.js';
-import type { CommitRequest } from './sink.js';
+import type { CommitRequest } from './commit-request.js';
 // Re-exported: the commit protocol's callers and tests reach the manifest hashes from here.
 export { filesChecksum, sha256Hex } from './checksum.js';
 import { COMMITS_PREFIX, corpusKey, manifestKey, rangeStagingPrefix, shardKey, STAGING_PREFIX, stagedKey, stagingPrefix, unstagedKey } from './layout.js';
-import { ObjectExistsError, type ObjectStore } from './object-store.js';
+import { ObjectExistsError, type ObjectStore } from '../storage/object-store.js';
 import { toArrowIpc, toParquet, type ParquetOptions } from './shard-format.js';
 
 export const SHARD_SCHEMA_VERSION = '1';
@@ -73,7 +73,7 @@ export interface CommitResult {
   alreadyCommitted: boolean;
 }
 
-/** Told as a commit passes its points (the range's state, ./range-state.ts). */
+/** Told as a commit passes its points (the range's state, ../range-state.ts). */
 export interface CommitPhases {
   /** every part is written (under the range's staging folder when the store can move) */
   staged?(): void;

@@ -11,8 +11,8 @@
  * time and a random suffix, so batches never collide and key order is commit order.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { REVIEW_DECISIONS, SHARD_TABLE_NAMES, type ReviewRow } from '../../schemas/outputs.js';
-import type { ObjectStore } from './object-store.js';
+import { REVIEW_DECISIONS, SHARD_TABLE_NAMES, type ReviewRow } from '../../../schemas/outputs.js';
+import type { ObjectStore } from '../storage/object-store.js';
 import { listCommitted, ShardCommitter } from './shard-commit.js';
 import { readParquetRows } from './shard-read.js';
 

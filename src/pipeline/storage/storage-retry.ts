@@ -10,7 +10,7 @@
  * into the window and no new ones are paid for and then lost. Clock, sleep and randomness are
  * injectable: the policy is tested without waiting.
  */
-import { logger } from '../util/log.js';
+import { logger } from '../../util/log.js';
 import { causeCode, causeText, formatDuration, StorageError, type StorageFailure, type StorageOp } from './storage-error.js';
 
 export interface StorageRetryOptions {

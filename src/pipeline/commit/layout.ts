@@ -11,7 +11,7 @@
  * Names depend only on positions, so a rebuilt range lands on its own names. Shared by the
  * range commit and the connectors that find ranges by key (Kafka, S3 create-only manifests).
  */
-import type { FileFormat, FilterDecision, ShardTableName } from '../../schemas/outputs.js';
+import type { FileFormat, FilterDecision, ShardTableName } from '../../../schemas/outputs.js';
 
 export const COMMITS_PREFIX = '_commits/';
 /**

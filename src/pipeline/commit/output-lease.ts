@@ -10,9 +10,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { ObjectExistsError, OutputGoneError, type ObjectStore } from './object-store.js';
+import { ObjectExistsError, OutputGoneError, type ObjectStore } from '../storage/object-store.js';
 import { describeHolder, encodeLease, holderDeadHere, isLive, LEASE_PREFIX, leaseKey, parseLease, parseLeaseKey, pidNamespace, scopesConflict, type LeaseRecord } from './lease-record.js';
-import { ReasoningJuryError } from '../util/errors.js';
+import { ReasoningJuryError } from '../../util/errors.js';
 
 export interface LeaseOptions {
   scope: string;

@@ -11,8 +11,8 @@
  *                     (Parquet values made JSON-safe: dates as ISO text, bytes base64, big ints as text).
  */
 import { makeBuilder, makeData, Field, RecordBatch, Schema, Struct, Table, Utf8, type Data } from 'apache-arrow';
-import { CORPUS_RECORD_COLUMN, CorpusRow, type CorpusFormat, type FilterDecision } from '../../schemas/outputs.js';
-import { jsonText, toArrowValue } from '../util/parquet-arrow.js';
+import { CORPUS_RECORD_COLUMN, CorpusRow, type CorpusFormat, type FilterDecision } from '../../../schemas/outputs.js';
+import { jsonText, toArrowValue } from '../../util/parquet-arrow.js';
 import { buildTable } from './arrow-schema.js';
 import { columnData } from './arrow-columns.js';
 import { toParquet, type ParquetOptions } from './shard-format.js';

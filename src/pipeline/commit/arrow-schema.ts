@@ -32,9 +32,9 @@ import {
   makeData,
   type DataType,
 } from 'apache-arrow';
-import type { ArrowHint } from '../../schemas/outputs.js';
+import type { ArrowHint } from '../../../schemas/outputs.js';
 import { columnData } from './arrow-columns.js';
-import { ReasoningJuryError } from '../util/errors.js';
+import { ReasoningJuryError } from '../../util/errors.js';
 
 type AnyObject = z.ZodObject<z.ZodRawShape>;
 

@@ -7,8 +7,8 @@
 import { parquetMetadata, parquetReadObjects, parquetSchema, type SchemaTree } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import { StructRow, Vector, tableFromIPC, type Table } from 'apache-arrow';
-import type { ShardFormat, ShardTableName } from '../../schemas/outputs.js';
-import type { ObjectStore } from './object-store.js';
+import type { ShardFormat, ShardTableName } from '../../../schemas/outputs.js';
+import type { ObjectStore } from '../storage/object-store.js';
 import { listCommitted } from './shard-commit.js';
 
 export type PlainRow = Record<string, unknown>;

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, open, readFile, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { ReasoningJuryError } from '../util/errors.js';
+import { ReasoningJuryError } from '../../util/errors.js';
 
 export interface ObjectStore {
   /** Atomically create or replace `key` with `bytes`, durable once the promise resolves. */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ShardFileEntry } from '../../schemas/outputs.js';
+import type { ShardFileEntry } from '../../../schemas/outputs.js';
 
 /**
  * The hashes a commit manifest records. Their own module so readers of manifests (shards list,

@@ -4,11 +4,11 @@
  *
  * Everything here goes by manifests, never by globbing part files: a range whose write failed
  * half-way has parts but no manifest, and a range re-judged after its input changed had its
- * old manifest removed first (./input-identity.ts), so neither is ever listed.
+ * old manifest removed first (../input-identity.ts), so neither is ever listed.
  */
-import { CommitManifest, type FileFormat, type ManifestTableName } from '../../schemas/outputs.js';
+import { CommitManifest, type FileFormat, type ManifestTableName } from '../../../schemas/outputs.js';
 import { COMMITS_PREFIX } from './layout.js';
-import type { ObjectStore } from './object-store.js';
+import type { ObjectStore } from '../storage/object-store.js';
 import { filesChecksum, manifestSeal, sha256Hex } from './checksum.js';
 
 export interface CommittedFile {

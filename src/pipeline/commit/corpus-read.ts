@@ -5,8 +5,8 @@
  */
 import { parquetMetadata } from 'hyparquet';
 import { DataType, Schema } from 'apache-arrow';
-import { CORPUS_RECORD_COLUMN, CorpusRow, type CorpusFormat } from '../../schemas/outputs.js';
-import { arrowSchemaOfParquet } from '../util/parquet-arrow.js';
+import { CORPUS_RECORD_COLUMN, CorpusRow, type CorpusFormat } from '../../../schemas/outputs.js';
+import { arrowSchemaOfParquet } from '../../util/parquet-arrow.js';
 import type { CorpusBatch } from './corpus.js';
 import { readParquetRows } from './shard-read.js';
 
