@@ -71,6 +71,7 @@ export function kafkaSourceSetup(input: KafkaInput, store: ObjectStore, opts: { 
     untilCaughtUp: opts.untilCaughtUp,
     quietMs: Math.min(1000, Math.max(200, cfg.flush_idle_ms || 1000)),
     rebalanceWaitMs: cfg.rebalance_timeout_ms,
+    stopTimeoutMs: cfg.session_timeout_ms + 10_000,
     signal: opts.signal,
     log,
     ...(opts.publishCommitted ? { publishCommitted: opts.publishCommitted } : {}),

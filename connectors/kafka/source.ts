@@ -61,6 +61,8 @@ export interface KafkaSourceOptions {
   quietMs?: number;
   /** longest wait for a rebalance to settle before a write is refused */
   rebalanceWaitMs?: number;
+  /** longest `close` waits for the client to leave the group (default 30 s) */
+  stopTimeoutMs?: number;
   maxRawTextBytes?: number;
   signal?: AbortSignal;
   /** where the source's own events go (assignments, revocations, deferred commits) */
@@ -528,6 +530,19 @@ export class KafkaSource implements Source, StreamingSource, PartitionOwner {
       if (this.rebalancing) await new Promise((r) => setTimeout(r, 500));
       await this.commitOffsets();
     }
-    await this.opts.consumer.stop();
+    // The client may never finish leaving (kafkajs can wait for ever on a request the broker
+    // drops while the member leaves: a run stopped by SIGTERM as the group churned hung so).
+    // Offsets are committed above and the group drops the member after its session timeout,
+    // so a bounded wait loses nothing and the process ends.
+    const boundMs = this.opts.stopTimeoutMs ?? 30_000;
+    let timer: NodeJS.Timeout | undefined;
+    const left = await Promise.race([
+      this.opts.consumer.stop().then(() => true),
+      new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), boundMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (!left) this.log.warn(`the Kafka consumer did not finish leaving the group within ${Math.round(boundMs / 1000)} s; going on without it (offsets are committed; the group drops this member after its session timeout)`);
   }
 }

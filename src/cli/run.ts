@@ -16,6 +16,9 @@ import { RunOps } from './run-ops.js';
 import type { WorkerInput, WorkerMessage } from './run-worker.js';
 import { parseDuration } from '../util/duration.js';
 
+/** How long the judging thread may take to exit after its last message before it is ended. */
+const LINGER_MS = 10_000;
+
 /** What commander parsed; the flags that override a config key are read through src/cli/config-flags.ts. */
 interface RunOptions extends JuryOptions, LeaseFlags {
   input?: string;
@@ -304,7 +307,17 @@ async function runInWorker(job: RunJobOptions, maxHeapMb: number, progressMode: 
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
+  // After its last word the thread should end at once; one that lingers (a client still holding
+  // a connection open) holds nothing worth waiting for: everything it reported is committed.
+  let lingering: NodeJS.Timeout | undefined;
+  const endLingering = () => {
+    lingering ??= setTimeout(() => {
+      logger('cli').warn('the judging thread finished but did not exit (a connection still open); ending it');
+      void worker.terminate();
+    }, LINGER_MS).unref();
+  };
   worker.on('message', (m: WorkerMessage) => {
+    if (m.type === 'done' || m.type === 'outage' || m.type === 'error') endLingering();
     if (ops?.handle(m)) return;
     if (m.type === 'total') progress = createProgress(progressMode, m.total, { format: job.log.format });
     else if (m.type === 'progress') progress?.update(m.counters);
@@ -321,6 +334,7 @@ async function runInWorker(job: RunJobOptions, maxHeapMb: number, progressMode: 
     });
     worker.on('exit', resolve);
   });
+  clearTimeout(lingering);
   ops?.finished(undefined); // a no-op after 'done'; otherwise the worker died without final numbers
   if (stdin) process.stdin.unpipe().destroy(); // lines the run did not read keep no process alive
   process.off('SIGINT', onSignal);

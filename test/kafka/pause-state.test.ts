@@ -41,7 +41,11 @@ class PortStandIn implements KafkaConsumerPort {
   async offsets(): Promise<PartitionOffsets[]> {
     return this.offsetsAnswer;
   }
-  async stop(): Promise<void> {}
+  /** a client that never finishes leaving the group */
+  stopHangs = false;
+  async stop(): Promise<void> {
+    if (this.stopHangs) await new Promise(() => undefined);
+  }
 }
 
 const batch = (partition: number, from: number, n: number): InBatch => ({
@@ -156,5 +160,18 @@ describe('fetch watchdog', () => {
     expect(counted).toBe(1);
     // Reported once per stall window, not on every round.
     expect(await dog.check(t0 + 32_000)).toEqual([]);
+  });
+});
+
+describe('closing', () => {
+  it('a client that never finishes leaving the group does not hold close: one warning, then on', async () => {
+    const port = new PortStandIn();
+    port.stopHangs = true;
+    const lines: string[] = [];
+    const source = new KafkaSource({ consumer: port, topics: [T], store: new LocalObjectStore(tempDir('close-hang')), maxBufferedMessages: 4, maxBufferedBytes: 1 << 30, flushIdleMs: 0, maxMessageBytes: 1 << 20, stopTimeoutMs: 50, log: lineLogger((l) => lines.push(l)) });
+    await source.start();
+    port.handlers.onAssigned([tp(0)]);
+    await source.close();
+    expect(lines.filter((l) => l.includes('did not finish leaving the group'))).toHaveLength(1);
   });
 });
