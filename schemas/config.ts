@@ -386,8 +386,22 @@ export const CorpusConfig = z
   .describe('The curated corpus. Records that became dead letters have no decision and are not in it (they are in `dead_letters/`).');
 export type CorpusConfig = z.infer<typeof CorpusConfig>;
 
+export const DeltaConfig = z
+  .object({
+    checkpoint_interval: z.int().nonnegative().default(100).describe('A Delta checkpoint (`_delta_log/<version>.checkpoint.parquet` and `_last_checkpoint`) after every this many commits of a table, so a table of many ranges opens from one file; 0: none.'),
+  })
+  .strict()
+  .describe('The Delta Lake tables of `table_format: delta` (docs/tables.md, "Delta tables").');
+export type DeltaConfig = z.infer<typeof DeltaConfig>;
+
+export const TABLE_FORMATS = ['none', 'delta'] as const;
+
 export const OutputConfig = z
-  .object({ corpus: CorpusConfig.prefault({}) })
+  .object({
+    corpus: CorpusConfig.prefault({}),
+    table_format: z.enum(TABLE_FORMATS).default('none').describe('`delta`: every Parquet table folder (`verdicts/`, `corpus/`, ...) is also a Delta Lake table, one Delta commit per committed range (docs/tables.md, "Delta tables"); `none`: manifests only. `--table-format` overrides it.'),
+    delta: DeltaConfig.prefault({}),
+  })
   .strict()
   .describe('What a run writes besides the shard tables (operational, not in config_hash).');
 export type OutputConfig = z.infer<typeof OutputConfig>;

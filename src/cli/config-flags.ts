@@ -13,6 +13,8 @@ import { parseDurationFlag, UsageError } from './io.js';
 export interface ConfigFlagValues {
   /** --corpus: output.corpus (enabled and format) */
   corpus?: 'parquet' | 'jsonl' | 'off';
+  /** --table-format: output.table_format */
+  tableFormat?: 'none' | 'delta';
   /** --on-changed-input: input.on_changed_input */
   onChangedInput?: ChangedInputPolicy;
   /** --duplicate-ids: input.duplicate_ids */
@@ -37,6 +39,7 @@ export type ConfigFlagName = keyof ConfigFlagValues;
 /** What a run goes by once flag and config are weighed (undefined: no cap). */
 export interface Settled {
   corpus: 'parquet' | 'jsonl' | 'off';
+  tableFormat: 'none' | 'delta';
   onChangedInput: ChangedInputPolicy;
   duplicateIds: DuplicateIdPolicy;
   maxOutageMs: number;
@@ -89,6 +92,7 @@ const CHANGED_INPUT = ['error', 'rejudge'] as const satisfies readonly ChangedIn
 const DUPLICATE_IDS = ['dead_letter', 'keep_first', 'keep_all'] as const satisfies readonly DuplicateIdPolicy[];
 const VERDICT_DETAILS = ['auto', 'on', 'off'] as const satisfies readonly VerdictDetails[];
 const CORPUS = ['parquet', 'jsonl', 'off'] as const;
+const TABLE_FORMAT = ['none', 'delta'] as const;
 
 /** Every flag that overrides a config key, by the option name commander gives it. */
 export const CONFIG_FLAGS: { [K in ConfigFlagName]-?: ConfigFlag<K> } = {
@@ -106,6 +110,13 @@ export const CONFIG_FLAGS: { [K in ConfigFlagName]-?: ConfigFlag<K> } = {
     key: 'output.corpus',
     parse: oneOf(CORPUS, '--corpus', 'parquet, jsonl or off'),
     configured: (c) => (c.output.corpus.enabled ? c.output.corpus.format : 'off'),
+  },
+  tableFormat: {
+    option: '--table-format <format>',
+    help: 'delta: also keep a Delta Lake log in each Parquet table folder, one commit per range (docs/tables.md) | none (default: output.table_format of the config, none)',
+    key: 'output.table_format',
+    parse: oneOf(TABLE_FORMAT, '--table-format', 'delta or none'),
+    configured: (c) => c.output.table_format,
   },
   onChangedInput: {
     option: '--on-changed-input <mode>',

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import type { ShardFormat } from '../../schemas/outputs.js';
 import { isS3Url, openOutput } from '../compose/io.js';
 import { RedecideError, redecide } from '../compose/redecide.js';
+import { DEFAULT_CHECKPOINT_INTERVAL, openTableLog, reconcileTables, type TableFormat } from '../compose/table-log.js';
 import { loadPolicyFile } from '../config/load.js';
 import { latestReviews, readReviews } from '../pipeline/commit/reviews.js';
 import { logger } from '../util/log.js';
@@ -14,6 +15,7 @@ interface DecideOptions extends LeaseFlags {
   shards: string;
   out: string;
   format: string;
+  tableFormat: string;
 }
 
 const location = (url: string): string => (isS3Url(url) ? url.replace(/\/+$/, '') : resolve(url));
@@ -25,7 +27,8 @@ export function registerDecide(program: Command): void {
     .requiredOption('--policy <file>', 'YAML/JSON filter policy (`rules`, `default`), or a jury config whose `filter` section is used')
     .requiredOption('--shards <dir>', 'output of a `run` (folder or s3://bucket/prefix): its committed ranges are read, nothing else')
     .requiredOption('-o, --out <dir>', 'new output (folder or s3://bucket/prefix) for the decisions table, the corpus and their commit manifests')
-    .option('--format <format>', 'parquet | arrow | both', 'parquet');
+    .option('--format <format>', 'parquet | arrow | both', 'parquet')
+    .option('--table-format <format>', 'delta: the new output\'s Parquet tables are also Delta Lake tables, one Delta commit per range (docs/tables.md) | none', 'none');
   addLeaseOptions(cmd)
     .addHelpText(
       'after',
@@ -59,13 +62,17 @@ Example:
       const reviews = latestReviews(await readReviews(from.store));
       const log = logger('decide');
       const t0 = Date.now();
-      const res = await withOutputLease(to, 'decide', opts, (lease) =>
-        redecide({
+      if (!['none', 'delta'].includes(opts.tableFormat)) throw new UsageError(`--table-format must be delta or none (got "${opts.tableFormat}")`);
+      const tableLog = await openTableLog(to.store, opts.tableFormat as TableFormat, DEFAULT_CHECKPOINT_INTERVAL);
+      const res = await withOutputLease(to, 'decide', opts, async (lease) => {
+        await reconcileTables(tableLog, to.store, true);
+        return await redecide({
           from: from.store, fromLocation: from.location, to: to.store, toLocation: to.location, policy, formats, reviews,
           onRange: (e) => log.debug(`range ${e.first}-${e.last}: ${e.records} record(s)${e.existing ? ' (already decided)' : ''}`, { first: e.first, last: e.last }),
           beforeManifest: () => lease.confirmHeld(),
-        }),
-      ).catch((err: unknown) => {
+          ...(tableLog ? { tableLog } : {}),
+        });
+      }).catch((err: unknown) => {
         throw err instanceof RedecideError ? new UsageError(err.message) : err;
       });
       const d = res.decisions;

@@ -1,3 +1,4 @@
+import { DEFAULT_CHECKPOINT_INTERVAL, openTableLog } from '../compose/table-log.js';
 import type { Command } from 'commander';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -84,6 +85,7 @@ async function runCommand(shards: string, opts: RepairOptions): Promise<void> {
   const to = await target(shards, opts.out);
   // The lease comes before the first model call: a refused repair pays for nothing.
   const res = await withOutputLease(to, 'repair run', opts, async (lease) => {
+    await openTableLog(to.store, 'none', DEFAULT_CHECKPOINT_INTERVAL); // an output with Delta tables keeps them current
     const { ranges, location: fromLocation } = await candidatesOf(shards, config, repair);
     const runtime = await openJury(config, opts, { records: ranges.flatMap((r) => r.candidates.map((c) => c.record)) });
     try {
@@ -122,7 +124,7 @@ async function importCommand(shards: string, opts: RepairOptions): Promise<void>
   const res = await withOutputLease(to, 'repair import', opts, async (lease) => {
     const { ranges, location: fromLocation } = await candidatesOf(shards, config, repair);
     // Ranges imported earlier from a file that lacked results this one has are written again.
-    const replaced = await retractFilledRanges(to.store, ranges, results, to.location);
+    const replaced = await retractFilledRanges(to.store, ranges, results, to.location, await openTableLog(to.store, 'none', DEFAULT_CHECKPOINT_INTERVAL));
     if (replaced > 0) log.info(`${replaced} range(s) of ${to.location} had retries without a result that --from now has: replaced`, { ranges: replaced });
     const rowsOf = importRows(results, prompts, repair, (i, o) => costOf(config.prices, repair.generator.model, i, o), () => (missing += 1));
     return writeRepairs({ ranges, fromLocation, to: to.store, formats: formatsOf(opts.format), beforeManifest: () => lease.confirmHeld() }, rowsOf);

@@ -32,6 +32,7 @@ import { packageRoot } from '../util/paths.js';
 import { setting, settingSource, type ConfigFlagValues } from './config-flags.js';
 import { UsageError } from './io.js';
 import { callingSeats } from '../compose/seats.js';
+import { openTableLog, reconcileTables, tableLogOf, tableLogOption } from '../compose/table-log.js';
 import { loadJuryConfig, openJury, type JuryInput, type JuryOptions } from './jury-setup.js';
 
 /**
@@ -129,7 +130,7 @@ async function rejudgeFirst(output: OutputTarget, input: string, kind: RejudgeKi
   if (!resume) throw new UsageError('--rejudge judges committed ranges again, so it cannot go with --no-resume');
   // Loaded only for --rejudge: it reads verdict shards, which pulls in the Parquet decompressors.
   const { retractForRejudge } = await import('../compose/rejudge.js');
-  const r = await retractForRejudge(output.store, kind, output.location);
+  const r = await retractForRejudge(output.store, kind, output.location, tableLogOf(output.store));
   const what = kind === 'no-verdict' ? 'without a verdict' : 'degraded or without a verdict';
   logger('cli').info(r.ranges === 0 ? `--rejudge ${kind}: no committed verdict is ${what}` : `--rejudge ${kind}: ${r.verdicts} verdict(s) ${what} in ${r.ranges} committed range(s); those ranges are retracted and judged again`, { ranges: r.ranges, verdicts: r.verdicts });
   return r.pinned;
@@ -154,7 +155,9 @@ export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<S
   try {
     // Ranges that stopped between manifest and publish are finished before anything reads the output;
     // unfinished attempts are dropped only when no other writer (a rank of the same split, a Kafka worker) may own them.
-    await new ShardCommitter(output.store).recover({ dropUnfinished: lease !== undefined && !lease.peersLive });
+    const tableLog = await openTableLog(output.store, setting(opts, config, 'tableFormat'), config.output.delta.checkpoint_interval);
+    await new ShardCommitter(output.store, tableLog ? { tableLog } : {}).recover({ dropUnfinished: lease !== undefined && !lease.peersLive });
+    await reconcileTables(tableLog, output.store, !resumesFromGroup(inputUrl));
     const settings: RangeSettings = { max_records: opts.maxRecords, max_chars: opts.maxChars, formats: opts.formats, corpus: corpusSetting(opts, config) };
     const pinned = opts.rejudge ? await rejudgeFirst(output, inputUrl, opts.rejudge, opts.resume) : undefined;
     const done = { ...(await outputState(output, inputUrl, settings, opts.resume)), ...(pinned ? { pinned } : {}) };
@@ -213,7 +216,7 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
       intake: intakeSettings(config),
       steps,
       // A writer that lost the output's lease writes no further manifest.
-      committer: new ShardCommitter(output.store, { formats: opts.formats, corpus: corpusSetting(opts, config), off: offTables(config), ...(lease ? { beforeManifest: () => lease.confirmHeld() } : {}) }),
+      committer: new ShardCommitter(output.store, { formats: opts.formats, corpus: corpusSetting(opts, config), off: offTables(config), ...tableLogOption(output.store), ...(lease ? { beforeManifest: () => lease.confirmHeld() } : {}) }),
       committed: done.ranges,
       concurrency: opts.concurrency,
       range: { maxRecords: opts.maxRecords, maxChars: opts.maxChars, sequentialUnits: input.sequentialUnits, ...(done.pinned ? { pinned: done.pinned } : {}) },
@@ -225,7 +228,7 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
       gate: endpointGate(runtime.health, () => runtime.gateway.stopWaiting()),
       duplicateIds: setting(opts, config, 'duplicateIds'),
       // Kafka offsets hold one message for ever: nothing there can change under a committed range.
-      ...(input.resumesFromGroup ? {} : { identity: identityOptions(output.store, done, setting(opts, config, 'onChangedInput'), output.location) }),
+      ...(input.resumesFromGroup ? {} : { identity: identityOptions(output.store, done, setting(opts, config, 'onChangedInput'), output.location, tableLogOf(output.store)) }),
     }).catch((err: unknown) => {
       // A changed input is the user's to decide about: one line, exit 2, like other input mistakes.
       throw err instanceof InputChangedError ? new UsageError(err.message) : err;

@@ -50,7 +50,7 @@ function oneOf<T extends string>(v: string, options: readonly T[], flag: string)
 }
 
 /** The flags of `run` that override a config key (src/cli/config-flags.ts decides which wins). */
-const RUN_CONFIG_FLAGS: readonly ConfigFlagName[] = ['corpus', 'onChangedInput', 'duplicateIds', 'maxOutageMs', 'verdictDetails', 'budgetUsd', 'budgetTokens', 'preflight'];
+const RUN_CONFIG_FLAGS: readonly ConfigFlagName[] = ['corpus', 'tableFormat', 'onChangedInput', 'duplicateIds', 'maxOutageMs', 'verdictDetails', 'budgetUsd', 'budgetTokens', 'preflight'];
 
 const positiveInt = (v: string, flag: string): number => {
   const n = Number(v);
@@ -181,6 +181,7 @@ export function registerRun(program: Command): void {
     .option('--format <format>', 'shard tables as parquet | arrow | both (Arrow IPC parts go under OUT/arrow/)', 'parquet')
     .addOption(configFlagOption('verdictDetails'))
     .addOption(configFlagOption('corpus'))
+    .addOption(configFlagOption('tableFormat'))
     .option('--concurrency <n>', 'records judged at once', '16')
     .option('--range-records <n>', 'records per committed range (per shard file)', '1000')
     .option('--range-mb <n>', 'input megabytes per committed range', '64')

@@ -111,4 +111,31 @@ writer stopped before moving its parts out of _staging/ is published first. Hand
       process.stderr.write(`${report.files} files in ${report.manifests} committed ranges checked under ${target.location}: ${report.problems.length ? `${report.problems.length} problems` : 'all match their manifests'}${unsealed}\n`);
       if (report.problems.length) process.exitCode = 1;
     });
+  registerShardsDelta(shards);
+}
+
+/** `shards delta OUT`: gives an output Delta tables after the fact, or adds what they miss. */
+function registerShardsDelta(shards: Command): void {
+  shards
+    .command('delta <out>')
+    .description('build or bring up to date the Delta Lake log of every Parquet table of an output from its commit manifests')
+    .option('-c, --config <file>', 'config whose s3: section reaches an s3:// output; its output.delta.checkpoint_interval applies')
+    .addHelpText(
+      'after',
+      `
+Each committed range not yet in a table is added in one Delta commit per table, in key order;
+a range already there is left alone, so it can run again at any time, also while a run or a
+consumer group writes the output (the log's versions are claimed create-only). Output:
+one line per table with its version and live files. docs/tables.md, "Delta tables".`,
+    )
+    .action(async (out: string, opts: ShardsOptions) => {
+      const target = await open(out, opts, 'check');
+      await publishStaged(target);
+      const { openTableLog, reconcileTables } = await import('../compose/table-log.js');
+      const config = loadJuryConfig(opts.config ? { config: opts.config } : {});
+      const tables = (await openTableLog(target.store, 'delta', config.output.delta.checkpoint_interval))!;
+      const added = await reconcileTables(tables, target.store, true);
+      for (const t of await tables.summary()) process.stdout.write(`${target.location}/${t.root}  version ${t.version}  ${t.files} live file(s)\n`);
+      process.stderr.write(`${added} committed range(s) added to the Delta tables of ${target.location}\n`);
+    });
 }

@@ -7,6 +7,7 @@
 import './connectors.js';
 import { inputConnector, outputConnector, type ConnectorConfig, type InputContext, type OpenedInput, type OutputTarget } from '../pipeline/connector.js';
 import type { ObjectStore } from '../pipeline/storage/object-store.js';
+import { tableLogOf } from './table-log.js';
 
 export { findInputConnector, inputConnector, inputConnectors, outputConnector, type InputConnector, type OpenedInput, type OutputTarget } from '../pipeline/connector.js';
 
@@ -33,7 +34,8 @@ export async function openInput(url: string, ctx: InputOptions): Promise<OpenedI
 function publisher(store: ObjectStore): (manifestKey: string) => Promise<void> {
   let committer: Promise<{ publishAt(key: string): Promise<void> }> | undefined;
   return async (key) => {
-    committer ??= import('../pipeline/commit/shard-commit.js').then((m) => new m.ShardCommitter(store));
+    const tableLog = tableLogOf(store);
+    committer ??= import('../pipeline/commit/shard-commit.js').then((m) => new m.ShardCommitter(store, tableLog ? { tableLog } : {}));
     await (await committer).publishAt(key);
   };
 }

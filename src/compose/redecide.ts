@@ -11,6 +11,7 @@
  * it was read (`record`), so the new output gets a corpus too, in the same range commit as the
  * new decisions: the same records and `record` column (type included), new curation columns.
  */
+import type { RangeTableLog } from '../pipeline/commit/delta/range-table-log.js';
 import { createHash } from 'node:crypto';
 import type { FilterPolicy } from '../../schemas/config.js';
 import { CorpusFormat, FILTER_DECISIONS, SHARD_TABLE_NAMES, type CommitManifest, type DecisionRow, type DefectRow, type FilterDecision, type ShardFormat, type ReviewRow, type ShardTableName, type StepRow, type VerdictRow } from '../../schemas/outputs.js';
@@ -37,6 +38,8 @@ export interface RedecideOptions {
   reviews?: ReadonlyMap<string, ReviewRow>;
   /** checked before each manifest: throws once this command no longer holds --out's lease */
   beforeManifest?: () => Promise<void>;
+  /** the new output's Delta tables (`--table-format delta`): each decided range is a Delta commit there */
+  tableLog?: RangeTableLog;
 }
 
 export interface RedecideResult {
@@ -155,7 +158,7 @@ export async function redecideCorpus(store: ObjectStore, m: CommitManifest, deci
 /** Decides every committed range of `from` into `to`; see the module comment. */
 export async function redecide(o: RedecideOptions): Promise<RedecideResult> {
   // The new output holds decisions (and the corpus) only: no zero-row parts of tables it never writes.
-  const committer = new ShardCommitter(o.to, { formats: o.formats, off: SHARD_TABLE_NAMES.filter((t) => t !== 'decisions'), ...(o.beforeManifest ? { beforeManifest: o.beforeManifest } : {}) });
+  const committer = new ShardCommitter(o.to, { formats: o.formats, off: SHARD_TABLE_NAMES.filter((t) => t !== 'decisions'), ...(o.beforeManifest ? { beforeManifest: o.beforeManifest } : {}), ...(o.tableLog ? { tableLog: o.tableLog } : {}) });
   const hash = policyHash(o.policy);
   const reviewed = reviewsFingerprint(o.reviews ?? new Map());
   const result: RedecideResult = { ranges: 0, existing: 0, records: 0, reviewed: 0, decisions: Object.fromEntries(FILTER_DECISIONS.map((d) => [d, 0])) as Record<FilterDecision, number>, corpus: null };

@@ -13,7 +13,8 @@
  * commit. With the response cache on, its other records replay from the cache.
  */
 import type { CommitManifest } from '../../schemas/outputs.js';
-import { manifestKey } from '../pipeline/commit/layout.js';
+import { retractRange } from '../pipeline/commit/retract.js';
+import type { RangeTableLog } from '../pipeline/commit/delta/range-table-log.js';
 import type { ObjectStore } from '../pipeline/storage/object-store.js';
 import { readArrowIpcRows, readParquetRows, type PlainRow } from '../pipeline/commit/shard-read.js';
 import { listCommitted } from '../pipeline/commit/shard-commit.js';
@@ -46,7 +47,7 @@ async function verdictRows(store: ObjectStore, m: CommitManifest): Promise<Plain
 }
 
 /** Finds the committed ranges with verdicts of `kind` and retracts them (manifest first, then files). */
-export async function retractForRejudge(store: ObjectStore, kind: RejudgeKind, location: string): Promise<Rejudged> {
+export async function retractForRejudge(store: ObjectStore, kind: RejudgeKind, location: string, tables?: RangeTableLog): Promise<Rejudged> {
   const out: Rejudged = { pinned: new Map(), ranges: 0, verdicts: 0 };
   const doomed: Array<{ m: CommitManifest; count: number }> = [];
   for (const m of await listCommitted(store)) {
@@ -59,8 +60,7 @@ export async function retractForRejudge(store: ObjectStore, kind: RejudgeKind, l
   const del = store.delete?.bind(store);
   if (!del) throw new Error(`${location} cannot delete objects, so committed ranges cannot be judged again`);
   for (const { m, count } of doomed) {
-    await del(manifestKey(m.first, m.last));
-    for (const f of m.files) await del(f.key);
+    await retractRange(del, m, tables);
     const r = rangeOf(m)!;
     if (!out.pinned.has(r.unit_token)) out.pinned.set(r.unit_token, new Map());
     out.pinned.get(r.unit_token)!.set(r.first_offset, r.last_offset);

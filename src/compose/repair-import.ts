@@ -6,7 +6,8 @@
  * old range, then nothing, then the new one), and the import writes it again.
  */
 import type { RepairCondition } from '../../schemas/repair.js';
-import { manifestKey } from '../pipeline/commit/layout.js';
+import { retractRange } from '../pipeline/commit/retract.js';
+import type { RangeTableLog } from '../pipeline/commit/delta/range-table-log.js';
 import type { ObjectStore } from '../pipeline/storage/object-store.js';
 import { listCommitted } from '../pipeline/commit/shard-commit.js';
 import { readArrowIpcRows, readParquetRows, type PlainRow } from '../pipeline/commit/shard-read.js';
@@ -21,7 +22,7 @@ async function repairsRows(to: ObjectStore, key: string, format: string): Promis
 }
 
 /** Retracts the ranges of `to` whose missing results `results` now has; returns how many. */
-export async function retractFilledRanges(to: ObjectStore, ranges: readonly RangeCandidates[], results: ReadonlyMap<string, unknown>, location: string): Promise<number> {
+export async function retractFilledRanges(to: ObjectStore, ranges: readonly RangeCandidates[], results: ReadonlyMap<string, unknown>, location: string, tables?: RangeTableLog): Promise<number> {
   const committed = new Map((await listCommitted(to)).map((m) => [`${m.first}-${m.last}`, m]));
   let retracted = 0;
   for (const { manifest: m } of ranges) {
@@ -33,8 +34,7 @@ export async function retractFilledRanges(to: ObjectStore, ranges: readonly Rang
     if (!filled) continue;
     const del = to.delete?.bind(to);
     if (!del) throw new RedecideError(`${location} cannot delete objects, so ranges with missing results cannot be replaced; import into a new --out`);
-    await del(manifestKey(old.first, old.last));
-    for (const f of old.files) await del(f.key);
+    await retractRange(del, old, tables);
     retracted += 1;
   }
   return retracted;

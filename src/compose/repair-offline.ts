@@ -8,6 +8,7 @@
  * batch's results (import); run and import commit one `repairs` table per range to a new output
  * under the same range names, so an interrupted command resumes and each row is written once.
  */
+import { tableLogOption } from './table-log.js';
 import type { JuryConfig, RepairConfig } from '../../schemas/config.js';
 import type { Defect } from '../../schemas/defect.js';
 import { SHARD_TABLE_NAMES, type CommitManifest, type ShardFormat } from '../../schemas/outputs.js';
@@ -114,7 +115,7 @@ export interface RepairOutputResult {
 
 /** Writes each range's rows (made by `rowsOf`) to `to`, skipping ranges already committed there. */
 export async function writeRepairs(o: RepairOutputOptions, rowsOf: (c: Candidate, m: CommitManifest) => Promise<RepairRow[]>): Promise<RepairOutputResult> {
-  const committer = new ShardCommitter(o.to, { formats: o.formats, off: SHARD_TABLE_NAMES.filter((t) => t !== 'repairs'), ...(o.beforeManifest ? { beforeManifest: o.beforeManifest } : {}) });
+  const committer = new ShardCommitter(o.to, { formats: o.formats, off: SHARD_TABLE_NAMES.filter((t) => t !== 'repairs'), ...(o.beforeManifest ? { beforeManifest: o.beforeManifest } : {}), ...tableLogOption(o.to) });
   const result = { ranges: 0, existing: 0, rows: 0 };
   for (const { manifest: m, candidates } of o.ranges) {
     result.ranges += 1;

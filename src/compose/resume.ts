@@ -8,6 +8,8 @@ import type { CommittedContent, IdentityOptions } from '../pipeline/input-identi
 import { COMMITS_PREFIX, manifestKey } from '../pipeline/commit/layout.js';
 import type { ObjectStore } from '../pipeline/storage/object-store.js';
 import { listCommitted } from '../pipeline/commit/shard-commit.js';
+import { retractRange } from '../pipeline/commit/retract.js';
+import type { RangeTableLog } from '../pipeline/commit/delta/range-table-log.js';
 import type { CommittedRanges } from '../pipeline/source.js';
 import { ReasoningJuryError } from '../util/errors.js';
 
@@ -99,7 +101,7 @@ export async function readOutputState(store: ObjectStore, wanted: RangeSettings,
  * The stage's input-identity check over this output (src/pipeline/input-identity.ts). Retracting
  * deletes each manifest before its files, so no reader ever trusts a range with files missing.
  */
-export function identityOptions(store: ObjectStore, state: OutputState, policy: ChangedInputPolicy, location: string): IdentityOptions {
+export function identityOptions(store: ObjectStore, state: OutputState, policy: ChangedInputPolicy, location: string, tables?: RangeTableLog): IdentityOptions {
   return {
     expected: state.content,
     policy,
@@ -110,10 +112,7 @@ export function identityOptions(store: ObjectStore, state: OutputState, policy: 
       // finds the change again, rather than a gap before ranges whose boundaries may have moved.
       const doomed = (state.byUnit.get(unitToken) ?? []).filter((m) => (rangeOf(m)?.first_offset ?? -1) >= fromFirst);
       doomed.sort((a, b) => rangeOf(b)!.first_offset - rangeOf(a)!.first_offset);
-      for (const m of doomed) {
-        await del(manifestKey(m.first, m.last));
-        for (const f of m.files) await del(f.key);
-      }
+      for (const m of doomed) await retractRange(del, m, tables);
     },
   };
 }

@@ -48,17 +48,21 @@ export function escapePartitionValue(v: string): string {
   return out;
 }
 
-export function shardKey(table: ShardTableName, source: string, first: string, last: string, format: FileFormat): string {
+/** `tag` (outputs with Delta tables): a range judged again gets new names, as an older table version still reads the old ones. */
+const partName = (first: string, last: string, format: FileFormat, tag: string | undefined): string => {
   assertPosition(first, 'first position');
   assertPosition(last, 'last position');
-  return `${formatRoot(format)}${table}/source=${escapePartitionValue(source)}/part-${first}-${last}.${format}`;
+  if (tag !== undefined && !/^[0-9a-f]{8,32}$/.test(tag)) throw new Error(`invalid part tag ${JSON.stringify(tag)}`);
+  return `part-${first}-${last}${tag ? `.${tag}` : ''}.${format}`;
+};
+
+export function shardKey(table: ShardTableName, source: string, first: string, last: string, format: FileFormat, tag?: string): string {
+  return `${formatRoot(format)}${table}/source=${escapePartitionValue(source)}/${partName(first, last, format, tag)}`;
 }
 
 /** The curated corpus: one part per decision, `decision=` before `source=` so a filter on it prunes folders. */
-export function corpusKey(decision: FilterDecision, source: string, first: string, last: string, format: FileFormat): string {
-  assertPosition(first, 'first position');
-  assertPosition(last, 'last position');
-  return `${formatRoot(format)}corpus/decision=${decision}/source=${escapePartitionValue(source)}/part-${first}-${last}.${format}`;
+export function corpusKey(decision: FilterDecision, source: string, first: string, last: string, format: FileFormat, tag?: string): string {
+  return `${formatRoot(format)}corpus/decision=${decision}/source=${escapePartitionValue(source)}/${partName(first, last, format, tag)}`;
 }
 
 /** A range attempt's own staging folder (the nonce keeps racing writers of one range apart). */

@@ -31,6 +31,7 @@ export { filesChecksum, sha256Hex } from './checksum.js';
 import { COMMITS_PREFIX, corpusKey, manifestKey, rangeStagingPrefix, shardKey, STAGING_PREFIX, stagedKey, stagingPrefix, unstagedKey } from './layout.js';
 import { ObjectExistsError, type ObjectStore } from '../storage/object-store.js';
 import { toArrowIpc, toParquet, type ParquetOptions } from './shard-format.js';
+import type { RangeTableLog } from './delta/range-table-log.js';
 
 export const SHARD_SCHEMA_VERSION = '1';
 
@@ -65,6 +66,12 @@ export interface CommitterOptions {
    * visible. The run checks there that it still holds the output's lease.
    */
   beforeManifest?: () => void | Promise<void>;
+  /**
+   * The output's Delta tables (docs/tables.md, "Delta tables"): a published range is added to
+   * them. Its part keys then carry the attempt's nonce, so a range judged again after a
+   * retraction never overwrites the files an older table version still reads.
+   */
+  tableLog?: RangeTableLog;
 }
 
 export interface CommitResult {
@@ -136,9 +143,10 @@ export class ShardCommitter {
   async commit(req: CommitRequest, phases: CommitPhases = {}): Promise<CommitResult> {
     const existing = await this.committed(req.first, req.last);
     if (existing) return { manifest: existing, alreadyCommitted: true };
-    const { files: encoded, rowsPerTable, recordIds } = await this.encode(req);
+    const nonce = randomBytes(8).toString('hex');
+    const { files: encoded, rowsPerTable, recordIds } = await this.encode(req, this.opts.tableLog ? nonce : undefined);
     // A store that cannot move objects gets each part at its name (atomic per file only).
-    const staging = this.store.move ? stagingPrefix(req.first, req.last, randomBytes(8).toString('hex')) : undefined;
+    const staging = this.store.move ? stagingPrefix(req.first, req.last, nonce) : undefined;
     // Every put settles before the commit fails, so nothing of this attempt is written after it.
     const settled = await Promise.allSettled(
       encoded.map(async ({ entry, bytes }): Promise<ShardFileEntry> => {
@@ -176,7 +184,7 @@ export class ShardCommitter {
       if (staging) await this.removeStaged(staging);
     } else {
       phases.manifestWritten?.();
-      await this.publish(manifest);
+      await this.publish(manifest, new Map(encoded.map((e) => [e.entry.key, e.bytes])));
     }
     return res;
   }
@@ -191,8 +199,16 @@ export class ShardCommitter {
     if (bytes) await this.publish(parseManifest(bytes, key));
   }
 
-  /** Moves a committed range's staged parts to their names (a no-op once they are all there). */
-  async publish(manifest: CommitManifest): Promise<void> {
+  /**
+   * Moves a committed range's staged parts to their names (a no-op once they are all there),
+   * then adds the range to the Delta tables if they do not have it yet.
+   */
+  async publish(manifest: CommitManifest, bytes?: ReadonlyMap<string, Uint8Array>): Promise<void> {
+    await this.moveStaged(manifest);
+    await this.opts.tableLog?.addRange(manifest, bytes);
+  }
+
+  private async moveStaged(manifest: CommitManifest): Promise<void> {
     const staging = manifest.staging;
     if (!staging || !this.store.move) return;
     const wanted = new Set(manifest.files.map((f) => f.key));
@@ -277,7 +293,7 @@ export class ShardCommitter {
     }
   }
 
-  private async encode(req: CommitRequest): Promise<{ files: EncodedFile[]; rowsPerTable: Partial<Record<ManifestTableName, number>>; recordIds: number }> {
+  private async encode(req: CommitRequest, tag: string | undefined): Promise<{ files: EncodedFile[]; rowsPerTable: Partial<Record<ManifestTableName, number>>; recordIds: number }> {
     const files: EncodedFile[] = [];
     const rowsPerTable: Partial<Record<ManifestTableName, number>> = {};
     const recordIds = new Set<string>();
@@ -301,15 +317,15 @@ export class ShardCommitter {
         // between parts, so a big range does not stall every call in flight.
         await yieldToEventLoop();
         const bytes = format === 'parquet' ? toParquet(arrow, this.opts.parquet) : toArrowIpc(arrow);
-        files.push({ entry: { key: shardKey(table, req.source, req.first, req.last, format), table, format, rows: rows.length }, bytes });
+        files.push({ entry: { key: shardKey(table, req.source, req.first, req.last, format, tag), table, format, rows: rows.length }, bytes });
       }
     }
-    if (req.corpus) rowsPerTable.corpus = await this.encodeCorpus(req, files);
+    if (req.corpus) rowsPerTable.corpus = await this.encodeCorpus(req, files, tag);
     return { files, rowsPerTable, recordIds: recordIds.size };
   }
 
   /** One part per decision, zero rows included, so `corpus/decision=drop/*` always has a file per range. */
-  private async encodeCorpus(req: CommitRequest, files: EncodedFile[]): Promise<number> {
+  private async encodeCorpus(req: CommitRequest, files: EncodedFile[], tag: string | undefined): Promise<number> {
     const corpus = req.corpus!;
     const metadata = { reasoning_jury: JSON.stringify({ table: 'corpus', schema_version: SHARD_SCHEMA_VERSION }) };
     let total = 0;
@@ -320,7 +336,7 @@ export class ShardCommitter {
       await yieldToEventLoop();
       const { bytes, rows } = encodeCorpusPart(corpus, decision, metadata, this.opts.parquet);
       total += rows;
-      files.push({ entry: { key: corpusKey(decision, req.source, req.first, req.last, corpus.format), table: 'corpus', format: corpus.format, rows }, bytes });
+      files.push({ entry: { key: corpusKey(decision, req.source, req.first, req.last, corpus.format, tag), table: 'corpus', format: corpus.format, rows }, bytes });
     }
     return total;
   }
@@ -332,6 +348,12 @@ function parseManifest(bytes: Uint8Array, key: string): CommitManifest {
   } catch (e) {
     throw new Error(`corrupt commit manifest ${key}: ${(e as Error).message}`);
   }
+}
+
+/** The manifest at `key`, or null when there is none (retracted, or never written). */
+export async function readManifestAt(store: ObjectStore, key: string): Promise<CommitManifest | null> {
+  const bytes = await store.get(key);
+  return bytes ? parseManifest(bytes, key) : null;
 }
 
 /** Every committed range's manifest, in key order. A corrupt manifest throws: never guess. */
