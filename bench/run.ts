@@ -11,6 +11,7 @@ import { benchPasses } from './passes.js';
 import { benchSegmentation } from './segment.js';
 import { benchThroughput } from './throughput.js';
 import { benchView } from './view.js';
+import { benchDelta } from './delta.js';
 import { benchWholeRun } from './whole-run.js';
 
 /** `npm run bench [-- name...]`: prints Markdown tables for docs/benchmarks.md. */
@@ -28,6 +29,7 @@ const BENCHES: Record<string, () => Promise<string> | string> = {
   kafka: () => benchKafka(),
   'whole-run': () => benchWholeRun(),
   view: () => benchView(),
+  delta: () => benchDelta(),
 };
 
 const wanted = process.argv.slice(2);

@@ -155,7 +155,7 @@ export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<S
   try {
     // Ranges that stopped between manifest and publish are finished before anything reads the output;
     // unfinished attempts are dropped only when no other writer (a rank of the same split, a Kafka worker) may own them.
-    const tableLog = await openTableLog(output.store, setting(opts, config, 'tableFormat'), config.output.delta.checkpoint_interval);
+    const tableLog = await openTableLog(output.store, setting(opts, config, 'tableFormat'), config.output.delta.checkpoint_interval, { shared: resumesFromGroup(inputUrl) });
     await new ShardCommitter(output.store, tableLog ? { tableLog } : {}).recover({ dropUnfinished: lease !== undefined && !lease.peersLive });
     await reconcileTables(tableLog, output.store, !resumesFromGroup(inputUrl));
     const settings: RangeSettings = { max_records: opts.maxRecords, max_chars: opts.maxChars, formats: opts.formats, corpus: corpusSetting(opts, config) };

@@ -3,7 +3,9 @@
  * `--table-format delta`): one RangeTableLog per output, shared by the committer, the
  * publisher of found ranges and the retractions, so they read the log once and agree on it.
  */
-import type { ObjectStore } from '../pipeline/storage/object-store.js';
+import { randomBytes } from 'node:crypto';
+import { ObjectExistsError, type ObjectStore } from '../pipeline/storage/object-store.js';
+import { ReasoningJuryError } from '../util/errors.js';
 import { RangeTableLog } from '../pipeline/commit/delta/range-table-log.js';
 import { COMMITS_PREFIX } from '../pipeline/commit/layout.js';
 import { listCommitted, readManifestAt } from '../pipeline/commit/shard-commit.js';
@@ -23,12 +25,42 @@ const opened = new WeakMap<ObjectStore, RangeTableLog>();
  * keeps them current whatever a later command is told, since a command that did not know
  * would delete parts a table version still reads (a retraction) or leave ranges out of them.
  */
-export async function openTableLog(store: ObjectStore, format: TableFormat, checkpointInterval: number): Promise<RangeTableLog | undefined> {
+export async function openTableLog(store: ObjectStore, format: TableFormat, checkpointInterval: number, opts: { shared?: boolean } = {}): Promise<RangeTableLog | undefined> {
   if (format !== 'delta' && !(await hasDeltaTables(store))) return undefined;
   const log = logger('delta');
+  if (!(await createOnlyHonoured(store))) {
+    const why = 'this store does not honour create-only writes (a second If-None-Match: * PUT of one key succeeded), so two writers could overwrite one Delta log version';
+    if (opts.shared) throw new DeltaUnsafeError(`Delta tables refused: ${why}; a consumer group shares its output. Use an S3 server with conditional writes (AWS S3, versitygw), or one instance, or --table-format none`);
+    log.warn(`${why}: only this command may write the output's Delta tables (its lease keeps other writers off)`);
+  }
   const tables = new RangeTableLog(store, { checkpointInterval, engineInfo: DELTA_ENGINE_INFO, warn: (msg) => log.warn(msg) });
   opened.set(store, tables);
   return tables;
+}
+
+/** Delta tables on a store that would let two writers overwrite a version while both may write. */
+export class DeltaUnsafeError extends ReasoningJuryError {
+  override get kind() {
+    return 'usage' as const;
+  }
+  override name = 'DeltaUnsafeError';
+}
+
+/** Writes one probe key twice, create-only: the second must be refused. */
+async function createOnlyHonoured(store: ObjectStore): Promise<boolean> {
+  if (!store.createObject) return false;
+  const key = `_probe/create-only-${randomBytes(8).toString('hex')}`;
+  const bytes = new TextEncoder().encode('probe\n');
+  await store.createObject(key, bytes);
+  try {
+    await store.createObject(key, bytes);
+    return false;
+  } catch (err) {
+    if (err instanceof ObjectExistsError) return true;
+    throw err;
+  } finally {
+    await store.delete?.(key).catch(() => undefined);
+  }
 }
 
 /** Every run range has a verdicts part, so an output with Delta tables has this first commit. */

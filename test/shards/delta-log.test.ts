@@ -8,11 +8,14 @@ import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { CommitManifest } from '../../schemas/outputs.js';
+import { SHARD_TABLES, SHARD_TABLE_NAMES, type CommitManifest } from '../../schemas/outputs.js';
+import { arrowSchemaFor } from '../../src/pipeline/commit/arrow-schema.js';
+import { deltaSchema } from '../../src/pipeline/commit/delta/delta-schema.js';
 import { LocalObjectStore, MemoryObjectStore, type ObjectStore } from '../../src/pipeline/storage/object-store.js';
 import { ShardCommitter } from '../../src/pipeline/commit/shard-commit.js';
 import { RangeTableLog } from '../../src/pipeline/commit/delta/range-table-log.js';
 import { DeltaLog } from '../../src/pipeline/commit/delta/delta-log.js';
+import { openTableLog } from '../../src/compose/table-log.js';
 import { IN_CI, ROOT, findPython } from './helpers.js';
 import { allTables } from './synth.js';
 
@@ -41,6 +44,11 @@ describe('Delta log over committed ranges', () => {
     expect(await other.reconcile([m!])).toBe(0);
     expect(await versions(store, 'verdicts')).toEqual(['verdicts/_delta_log/00000000000000000000.json']);
     const state = await new DeltaLog(store, 'verdicts/', { checkpointInterval: 0, engineInfo: 't' }).current();
+    // The table's schema is the data contract (docs/tables.md), read back from the parts' footers.
+    for (const table of SHARD_TABLE_NAMES.filter((t) => t !== 'reviews' && t !== 'repairs')) {
+      const s = await new DeltaLog(store, `${table}/`, { checkpointInterval: 0, engineInfo: 't' }).current();
+      expect(JSON.parse(s.metaData!.schemaString), table).toEqual(deltaSchema(arrowSchemaFor(SHARD_TABLES[table]), ['source']));
+    }
     expect([...state.files.keys()]).toEqual([m!.files.find((f) => f.table === 'verdicts')!.key.replace(/^verdicts\//, '').replace(/\+/g, '%2B')]);
   });
 
@@ -71,6 +79,22 @@ describe('Delta log over committed ranges', () => {
     expect(state.txns.size).toBe(5);
     expect(state.metaData?.partitionColumns).toEqual(['source']);
     expect(await tableLog(store, 2).reconcile(ms)).toBe(0);
+  });
+});
+
+describe('a store that does not honour create-only writes', () => {
+  // Some S3-compatible servers ignore If-None-Match: * and overwrite: as if createObject were putObject.
+  const careless = () => {
+    const store = new MemoryObjectStore();
+    store.createObject = (key, bytes) => store.putObject(key, bytes);
+    return store;
+  };
+  it('refuses Delta tables where a consumer group shares the output, with one line', async () => {
+    await expect(openTableLog(careless(), 'delta', 0, { shared: true })).rejects.toThrow(/^Delta tables refused: this store does not honour create-only writes .*one instance, or --table-format none$/);
+  });
+  it('lets a single leased writer go on, and says why it may', async () => {
+    expect(await openTableLog(careless(), 'delta', 0)).toBeDefined();
+    expect(await openTableLog(new MemoryObjectStore(), 'none', 0)).toBeUndefined();
   });
 });
 

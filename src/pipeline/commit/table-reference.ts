@@ -14,6 +14,7 @@ import { DataType, type Field } from 'apache-arrow';
 import { z } from 'zod';
 import { CORPUS_RECORD_COLUMN, CorpusRow, SHARD_TABLES, type ShardTableName } from '../../../schemas/outputs.js';
 import { arrowSchemaFor } from './arrow-schema.js';
+import { deltaSchema, type DeltaType } from './delta/delta-schema.js';
 import { corpusKey, shardKey } from './layout.js';
 import { ReasoningJuryError } from '../../util/errors.js';
 
@@ -35,6 +36,8 @@ export interface TableDoc {
   files?: string;
   /** Hive partition keys of those folders, in folder order */
   partitions?: string[];
+  /** the Delta Lake schema's top-level columns (`output.table_format: delta`), as `name type` */
+  delta?: string[];
 }
 
 /** Every documented table: the shard tables and the curated corpus. */
@@ -122,8 +125,18 @@ export function tableDocs(tables: Record<string, AnyObject> = DOCUMENTED_TABLES)
     const columns: ColumnDoc[] = [];
     for (const field of fields) columnDocs(field.name, schema.shape[field.name] as z.ZodType, field, name, columns);
     columns.push(...(EXTRA_COLUMNS[name] ?? []));
-    return { name, meaning, columns, ...filesOf(name) };
+    const files = filesOf(name);
+    const delta = deltaSchema(arrowSchemaFor(schema), files?.partitions ?? []).fields.map((f) => `${f.name} ${deltaTypeText(f.type)}`);
+    if (name === 'corpus') delta.push(`${CORPUS_RECORD_COLUMN.name} struct or string (follows the input)`);
+    return { name, meaning, columns, ...files, delta };
   });
+}
+
+/** A Delta type as Spark SQL spells it. */
+function deltaTypeText(t: DeltaType): string {
+  if (typeof t === 'string') return t;
+  if (t.type === 'array') return `array<${deltaTypeText(t.elementType)}>`;
+  return `struct<${t.fields.map((f) => `${f.name}: ${deltaTypeText(f.type)}`).join(', ')}>`;
 }
 
 // --- markdown ------------------------------------------------------------------------------------
@@ -135,6 +148,7 @@ function renderTable(t: TableDoc): string {
   if (t.files) lines.push(`Files: \`${t.files}\`; Hive partitions: ${t.partitions!.map((p) => `\`${p}=\``).join(', then ')}.`, '');
   lines.push('| column | Arrow type | nullable | meaning |', '| --- | --- | --- | --- |');
   for (const c of t.columns) lines.push(`| \`${cell(c.column)}\` | ${cell(c.type)} | ${c.nullable ? 'yes' : 'no'} | ${cell(c.meaning)} |`);
+  if (t.delta && t.files) lines.push('', `<details><summary>Delta Lake schema (<code>table_format: delta</code>)</summary>`, '', t.delta.map((d) => `- \`${cell(d)}\``).join('\n'), '', '</details>');
   return lines.join('\n');
 }
 
@@ -163,6 +177,12 @@ generated from them and CI fails when it drifts.
   row per element (\`SELECT record_id, unnest(phase1) AS p FROM ...\`, then \`p.seat_id\`); in pyarrow,
   \`pyarrow.compute.list_flatten\` and \`struct_field\`.
 - "nullable: no" is a promise: the writer refuses a row with a null there.
+- With \`output.table_format: delta\` (\`--table-format delta\`) each table folder is also a Delta Lake
+  table (\`OUT/verdicts/_delta_log/\`, one commit per range; [delta.md](delta.md)). Its schema is this
+  contract mapped to Delta types (Utf8 and dictionaries: \`string\`, Int32: \`integer\`, Int64: \`long\`,
+  Float64: \`double\`, Bool: \`boolean\`, List: \`array\`, Struct: \`struct\`), listed under each table;
+  the partition columns are Delta partition columns, and a table whose files do not hold \`source\`
+  (defects, steps, ...) gets it from the folder.
 
 ${tables.map((t) => `- [${t.name}](#${t.name}) (${t.columns.length} columns)`).join('\n')}`;
 }

@@ -89,6 +89,11 @@ export class DeltaLog {
     return this.state;
   }
 
+  /** True when the state read so far holds this appId (no store access; false can be stale). */
+  knows(appId: string): boolean {
+    return this.loaded && this.state.txns.has(appId);
+  }
+
   /** True when a commit with this appId is in the log. */
   async has(appId: string): Promise<boolean> {
     // What is in the log stays there: read new versions only when the cache does not know it.

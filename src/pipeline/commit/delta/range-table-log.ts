@@ -99,7 +99,8 @@ export class RangeTableLog {
     const appId = addAppId(m);
     for (const [root, parts] of this.partsByTable(m)) {
       const log = this.log(root);
-      if (await log.has(appId)) continue;
+      // commit() reads the log's new versions and checks the appId itself: one listing, not two.
+      if (log.knows(appId)) continue;
       const facts = await Promise.all(parts.map((p) => this.facts(p, bytes?.get(p.entry.key))));
       await log.commit(appId, (state) => {
         const actions: DeltaAction[] = [];
