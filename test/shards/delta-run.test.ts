@@ -154,5 +154,16 @@ describe.skipIf(Boolean(probe.error) && !IN_CI)('Delta tables written by `run`',
     const report = deltaReport(out);
     const listed = await listedRows(out);
     for (const table of TABLES) expect(report[table]!.rows, table).toBe(listed[table]);
+
+    // decide into a new output: its own tables, from version 0, one commit per range
+    writeFileSync(join(dir, 'policy.yaml'), 'rules:\n  - { name: any_major, min_impact: major, decision: drop }\ndefault: keep\n');
+    const decided = join(dir, 'decided');
+    const d = await runCli(['decide', '--policy', join(dir, 'policy.yaml'), '--shards', out, '--out', decided, '--table-format', 'delta']);
+    expect(d.code, d.stderr).toBe(0);
+    const dr = deltaReport(decided);
+    expect(Object.keys(dr).sort()).toEqual(['corpus', 'decisions']);
+    expect(dr.decisions!.history.map((h) => h.operation)).toEqual(['STREAMING UPDATE', 'STREAMING UPDATE', 'STREAMING UPDATE']);
+    expect(dr.decisions!.rows).toBe(8);
+    expect(dr.corpus!.rows).toBe(8);
   }, LONG_TEST_MS);
 });
