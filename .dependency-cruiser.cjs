@@ -3,7 +3,9 @@
 // docs/architecture.md explains the layers with a picture; keep the two in step.
 //
 // Layers, top to bottom (a layer may import the ones below it, never the ones above):
-//   src/cli, src/compose                       commands and composition
+//   src/cli                                    the commands
+//   src/api                                    the library's entry points (package.json "exports"): the CLI sits on them
+//   src/compose                                composition: sources and outputs by URL, the runtime
 //   src/ops                                    metrics and probes: read pipeline and model-layer state
 //   src/view                                   the web viewer: reads committed shards, loaded by the CLI only
 //   src/pipeline                               the executor: stage, intake, judge pool, ranges; owns Source
@@ -18,7 +20,7 @@
 //   src/sim                                    the simulator, plugged in by the CLI only
 
 /** Top layer: only these pick concrete sources, outputs and providers. */
-const TOP = 'src/(cli|compose)/';
+const TOP = 'src/(cli|api|compose)/';
 /** Offline jobs that read committed shards. */
 const OFFLINE = 'src/(eval|report|induce)/';
 /** What a connector may import from src/: the interfaces the pipeline owns and neutral helpers. */
@@ -33,8 +35,8 @@ const CONNECTOR_ALLOWED = [
   // how a connector registers what it reads or writes under its URL scheme (docs/extending.md)
   '^src/pipeline/connector[.]ts$',
 ];
-/** Who may load the simulator: the CLI plugs it in (the simulated ladder lives there too). */
-const SIM_USERS = ['^src/sim/', '^src/cli/'];
+/** Who may load the simulator: the CLI and the library's entry points plug it in (the simulated ladder lives in the CLI). */
+const SIM_USERS = ['^src/sim/', '^src/cli/', '^src/api/'];
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -134,6 +136,23 @@ module.exports = {
         'reading or committing shards would load the stage.',
       from: { path: '^src/pipeline/commit/' },
       to: { path: '^src/pipeline/(?!commit/|storage/)' },
+    },
+    {
+      name: 'the-cli-sits-on-the-api',
+      severity: 'error',
+      comment:
+        'src/api is what a program that embeds the stage imports (package.json "exports"), and the commands ' +
+        'are built on it: one way in. If the library imported the CLI (commander, the progress bar, the ' +
+        'viewer) or compose imported the library, an embedding program would load the command line.',
+      from: { path: '^src/(api|compose)/' },
+      to: { path: '^src/(cli|view)/' },
+    },
+    {
+      name: 'compose-below-the-api',
+      severity: 'error',
+      comment: 'compose is what the entry points are composed of; if it imported them the layers would loop.',
+      from: { path: '^src/compose/' },
+      to: { path: '^src/api/' },
     },
     {
       name: 'ops-only-observes',

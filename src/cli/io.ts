@@ -1,6 +1,5 @@
 /** Small stdin/stdout helpers shared by the commands. */
-import { parseDuration } from '../util/duration.js';
-import { ReasoningJuryError } from '../util/errors.js';
+import { UsageError } from '../api/usage.js';
 
 export async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -8,26 +7,8 @@ export async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** A user-facing failure: printed as one line on stderr, exit code 2, no stack trace. */
-export class UsageError extends ReasoningJuryError {
-  override get kind() {
-    return 'usage' as const;
-  }
-}
-
-/** A run that stopped for a reason outside it (an endpoint down too long): one line, exit 3 (README, "Endpoint outages"). */
-export class RunStoppedError extends ReasoningJuryError {
-  override get kind() {
-    return 'endpoint' as const;
-  }
-}
-
-/** A duration flag ("90s", "15m", "2h", "500ms"; a bare number is seconds), at least 1 ms. */
-export function parseDurationFlag(text: string, flag: string): number {
-  const ms = parseDuration(text);
-  if (ms === null || !(ms >= 1)) throw new UsageError(`${flag} must be a duration such as 90s, 30m or 2h (got "${text}")`);
-  return ms;
-}
+// The errors and the duration parser every entry point shares live with the library (src/api/usage.ts).
+export { parseDurationFlag, RunStoppedError, UsageError } from '../api/usage.js';
 
 export function parseJsonInput(text: string, what: string): unknown {
   if (text.trim() === '') throw new UsageError(`expected ${what} as JSON on stdin, got nothing`);

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { mapRecord, scoreFieldsOf } from '../pipeline/record-mapping.js';
 import { prepareRecord } from '../pipeline/steps/segment.js';
-import { judgeRecord } from '../jury/judge.js';
+import { juryOver } from '../api/jury-core.js';
 import { parseJsonInput, readStdin, UsageError, writeJson } from './io.js';
 import { juryOption, loadJuryConfig, openJury, type JuryOptions } from './jury-setup.js';
 import { logger } from '../util/log.js';
@@ -37,7 +37,8 @@ Example:
       if (!prepared.ok) throw new UsageError(`cannot judge record ${mapped.record.id}: ${prepared.error}`);
       const runtime = await openJury(config, opts, { records: [mapped.record] });
       try {
-        const verdict = await judgeRecord(runtime.jury, prepared.input);
+        // The library's jury (src/api) over the runtime, stopping after derive as this command always has.
+        const { verdict } = await juryOver(config, runtime, { refine: false }).judge(JSON.parse(text));
         writeJson(verdict, opts.pretty === true);
         if (verdict.error) log.warn(`no verdict could be formed: ${verdict.error}`, { record_id: verdict.record_id });
         else if (verdict.degraded) log.warn(`verdict is degraded: ${verdict.degraded_reason}`, { record_id: verdict.record_id });

@@ -7,12 +7,9 @@
 import { Option } from 'commander';
 import { CONFIG_FLAGS, configFlagOption } from './config-flags.js';
 
-export interface JuryOptions {
-  config?: string;
-  gold?: string;
-  auditLog?: string;
-  cache?: boolean;
-}
+import type { JuryOptions } from '../api/open-jury.js';
+
+export type { JuryOptions };
 
 /** Help texts of the options every judging command shares (a command may extend one). */
 export const JURY_OPTION_HELP = {

@@ -9,7 +9,7 @@ import { collectDefaultMetrics } from 'prom-client';
 import { createRunMetrics } from '../ops/metrics.js';
 import type { Scrape } from '../ops/server.js';
 import type { OpsMessage } from './run-ops.js';
-import type { RunObserver } from './run-job.js';
+import type { RunObserver } from '../api/run-job.js';
 
 /** How often readiness facts are checked (a change is posted at once). */
 const FACTS_EVERY_MS = 250;

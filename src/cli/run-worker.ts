@@ -5,7 +5,7 @@ import { isEndpointOutage } from '../llm/outage.js';
 import { newCounters } from '../pipeline/stage.js';
 import { redactForLog } from '../util/log.js';
 import { applyLogSettings, fatalReport, type FatalReport } from './logging.js';
-import { runJob, type RunJobOptions } from './run-job.js';
+import { runJob, type RunJobOptions } from '../api/run-job.js';
 import type { OpsMessage } from './run-ops.js';
 
 /**

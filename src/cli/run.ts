@@ -11,7 +11,7 @@ import { juryOption, type JuryOptions } from './jury-options.js';
 import { addLeaseOptions, leaseSettings, type LeaseFlags } from './lease-options.js';
 import { fatalReport, ReportedError, type FatalReport } from './logging.js';
 import { createProgress, type ProgressView } from './progress.js';
-import type { RunJobOptions } from './run-job.js';
+import type { RunJobOptions } from '../api/run-job.js';
 import { RunOps } from './run-ops.js';
 import type { WorkerInput, WorkerMessage } from './run-worker.js';
 import { parseDuration } from '../util/duration.js';

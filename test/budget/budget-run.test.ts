@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { runJob, type RunJobOptions } from '../../src/cli/run-job.js';
+import { runJob, type RunJobOptions } from '../../src/api/run-job.js';
 import { listCommitted } from '../../src/pipeline/commit/shard-commit.js';
 import { LocalObjectStore } from '../../src/pipeline/storage/object-store.js';
 import { readCommittedRows } from '../../src/pipeline/commit/shard-read.js';

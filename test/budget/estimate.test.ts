@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { estimate } from '../../src/cli/estimate.js';
-import { runJob, type RunJobOptions } from '../../src/cli/run-job.js';
+import { runJob, type RunJobOptions } from '../../src/api/run-job.js';
 import type { JuryMode } from '../../schemas/verdict.js';
 import { syntheticRecords } from '../../src/sim/synthetic.js';
 import { fastSimConfig, tempDir, writeJsonl } from '../helpers/run-setup.js';

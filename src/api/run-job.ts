@@ -1,5 +1,5 @@
 /**
- * The `run` job: output and input picked by URL scheme (src/compose/io.ts), the output's
+ * The `run` job (and the library's `runStage`, src/api/stage.ts): output and input picked by URL scheme (src/compose/io.ts), the output's
  * committed ranges read (src/compose/resume.ts), the jury opened, and the stage run with the
  * judging steps (src/pipeline/steps/index.ts).
  */
@@ -29,11 +29,11 @@ import type { ShardTableName } from '../../schemas/outputs.js';
 import { streamEnricher } from '../taxonomy/stream.js';
 import { addLogSecrets, logger, type LogSettings } from '../util/log.js';
 import { packageRoot } from '../util/paths.js';
-import { setting, settingSource, type ConfigFlagValues } from './config-flags.js';
-import { UsageError } from './io.js';
+import { applyConfigFlags, setting, settingSource, type ConfigFlagValues } from './config-flags.js';
+import { UsageError } from './usage.js';
 import { callingSeats } from '../compose/seats.js';
 import { openTableLog, reconcileTables, tableLogOf, tableLogOption } from '../compose/table-log.js';
-import { loadJuryConfig, openJury, type JuryInput, type JuryOptions } from './jury-setup.js';
+import { loadJuryConfig, openJury, type JuryInput, type JuryOptions } from './open-jury.js';
 
 /**
  * Options of `run` after the command line is parsed and checked (plain data: crosses to a
@@ -107,11 +107,11 @@ const asUsage =
     throw new UsageError(`${flag}: ${err.message.replace(/\s*\n\s*/g, ' ')}`);
   };
 
-async function outputState(output: OutputTarget, input: string, settings: RangeSettings, resume: boolean): Promise<OutputState> {
+async function outputState(output: OutputTarget, input: string | undefined, settings: RangeSettings, resume: boolean): Promise<OutputState> {
   const empty: OutputState = { ranges: new Map(), records: 0, manifests: 0, content: new Map(), byUnit: new Map(), spent: NO_SPEND };
   try {
     // Kafka resumes from the group's offsets and the manifests of each partition it is given.
-    if (resumesFromGroup(input)) {
+    if (input !== undefined && resumesFromGroup(input)) {
       await checkOneManifestSettings(output.store, settings, output.location);
       return empty;
     }
@@ -125,8 +125,8 @@ async function outputState(output: OutputTarget, input: string, settings: RangeS
 }
 
 /** `--rejudge`: retracts the ranges to judge again before their records are read (src/compose/rejudge.ts). */
-async function rejudgeFirst(output: OutputTarget, input: string, kind: RejudgeKind, resume: boolean): Promise<OutputState['pinned']> {
-  if (resumesFromGroup(input)) throw new UsageError('--rejudge: a kafka:// input is not read again from its start; re-judge from a file or s3:// copy of it');
+async function rejudgeFirst(output: OutputTarget, input: string | undefined, kind: RejudgeKind, resume: boolean): Promise<OutputState['pinned']> {
+  if (input !== undefined && resumesFromGroup(input)) throw new UsageError('--rejudge: a kafka:// input is not read again from its start; re-judge from a file or s3:// copy of it');
   if (!resume) throw new UsageError('--rejudge judges committed ranges again, so it cannot go with --no-resume');
   // Loaded only for --rejudge: it reads verdict shards, which pulls in the Parquet decompressors.
   const { retractForRejudge } = await import('../compose/rejudge.js');
@@ -139,32 +139,53 @@ async function rejudgeFirst(output: OutputTarget, input: string, kind: RejudgeKi
 /** The curated corpus's format, or off (--corpus, else output.corpus). */
 const corpusSetting = (opts: RunJobOptions, config: JuryConfig): 'parquet' | 'jsonl' | 'off' => setting(opts, config, 'corpus');
 
+/**
+ * What an entry point other than the command line hands the job: the library's `runStage`
+ * (src/api/stage.ts) gives a loaded config and a source it opened over the caller's records.
+ */
+export interface JobEntry {
+  /** the config, loaded and validated already; absent: `--config` (loadJuryConfig) */
+  config?: JuryConfig;
+  /** records the caller reads itself, instead of opening `opts.input` by URL */
+  input?: CustomInput;
+}
+
+export interface CustomInput {
+  /** the input as messages name it */
+  name: string;
+  /** the source over the caller's records; the stage skips what the output already holds */
+  opened: OpenedInput;
+  /** where simulated endpoints take gold labels from */
+  labelled?: JuryInput;
+}
+
 /** The main job: records in, shards out, resuming from what is already committed. */
-export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<StageCounters> {
+export async function runJob(opts: RunJobOptions, hooks: RunJobHooks, entry: JobEntry = {}): Promise<StageCounters> {
   // --max-outage, --verdict-details, --no-cache and --audit-log reach the config here; the other flags are read through setting().
-  const config = loadJuryConfig(opts);
+  const config = entry.config ? applyConfigFlags(entry.config, opts) : loadJuryConfig(opts);
   hooks.onUnpriced?.(unpricedModels(config));
   refuseUnpricedUsdBudget(config, opts);
-  const inputUrl = opts.input ?? join(packageRoot(), 'examples', 'traces');
+  const inputUrl = entry.input ? undefined : (opts.input ?? join(packageRoot(), 'examples', 'traces'));
   // Endpoint keys can sit in variables of any name: they are secrets for the log as well.
   addLogSecrets(Object.values(config.endpoints).map((e) => (e.api_key_env ? process.env[e.api_key_env] : undefined)));
-  if (!opts.input) logger('cli').info(`no --input given, reading the bundled examples in ${inputUrl}`, { path: inputUrl });
+  if (!opts.input && !entry.input) logger('cli').info(`no --input given, reading the bundled examples in ${inputUrl}`, { path: inputUrl });
   const { output, retry } = withOutageRetry(await openOutput(opts.out, config).catch(asUsage('--out')), opts, hooks.signal);
   const { rank = 0, worldSize = 1, untilCaughtUp = false } = opts;
+  const shared = inputUrl !== undefined && resumesFromGroup(inputUrl);
   const lease = await claim(output, inputUrl, opts, hooks.signal);
   try {
     // Ranges that stopped between manifest and publish are finished before anything reads the output;
     // unfinished attempts are dropped only when no other writer (a rank of the same split, a Kafka worker) may own them.
-    const tableLog = await openTableLog(output.store, setting(opts, config, 'tableFormat'), config.output.delta.checkpoint_interval, { shared: resumesFromGroup(inputUrl) });
+    const tableLog = await openTableLog(output.store, setting(opts, config, 'tableFormat'), config.output.delta.checkpoint_interval, { shared });
     await new ShardCommitter(output.store, tableLog ? { tableLog } : {}).recover({ dropUnfinished: lease !== undefined && !lease.peersLive });
-    await reconcileTables(tableLog, output.store, !resumesFromGroup(inputUrl));
+    await reconcileTables(tableLog, output.store, !shared);
     const settings: RangeSettings = { max_records: opts.maxRecords, max_chars: opts.maxChars, formats: opts.formats, corpus: corpusSetting(opts, config) };
     const pinned = opts.rejudge ? await rejudgeFirst(output, inputUrl, opts.rejudge, opts.resume) : undefined;
     const done = { ...(await outputState(output, inputUrl, settings, opts.resume)), ...(pinned ? { pinned } : {}) };
-    const input = await openInput(inputUrl, { config, store: output.store, committed: done.ranges, rank, worldSize, untilCaughtUp, signal: hooks.signal, allowOtherGroup: opts.allowOtherGroup === true, location: output.location }).catch(asUsage('--input'));
+    const input = entry.input?.opened ?? (await openInput(inputUrl!, { config, store: output.store, committed: done.ranges, rank, worldSize, untilCaughtUp, signal: hooks.signal, allowOtherGroup: opts.allowOtherGroup === true, location: output.location }).catch(asUsage('--input')));
     try {
       // Simulated jurors learn the labels of local input files up front (kafka://, s3:// and stdin:// give them with --gold).
-      const labelled = findInputConnector(inputUrl)?.place === 'local' ? { input: inputUrl } : {};
+      const labelled = entry.input ? (entry.input.labelled ?? {}) : findInputConnector(inputUrl!)?.place === 'local' ? { input: inputUrl! } : {};
       const counters = await judgeInput(config, opts, input, output, done, hooks, labelled, retry, lease);
       if (lease?.lost.aborted) throw lease.lost.reason;
       return counters;
@@ -180,10 +201,10 @@ export async function runJob(opts: RunJobOptions, hooks: RunJobHooks): Promise<S
  * The folder checks and the output's lease, before anything touches the output. Kafka runs take
  * none here: a consumer group shares its output, and each worker owns what its partitions write.
  */
-async function claim(output: OutputTarget, inputUrl: string, opts: RunJobOptions, signal: AbortSignal): Promise<OutputLease | undefined> {
+async function claim(output: OutputTarget, inputUrl: string | undefined, opts: RunJobOptions, signal: AbortSignal): Promise<OutputLease | undefined> {
   // An OutputFolderError (--out not writable, nested in --input) is a usage error by its kind: exit 2.
-  checkNesting(inputUrl, output.location);
-  if (resumesFromGroup(inputUrl)) return undefined;
+  if (inputUrl !== undefined) checkNesting(inputUrl, output.location);
+  if (inputUrl !== undefined && resumesFromGroup(inputUrl)) return undefined;
   const settings = opts.lease ?? { expiryMs: DEFAULT_LEASE_EXPIRY_MS, waitMs: 0, takeOver: false };
   return await claimOutput(output, { command: 'run', scope: leaseScope(opts.rank ?? 0, opts.worldSize ?? 1), settings, signal });
 }
