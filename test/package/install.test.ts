@@ -9,7 +9,7 @@
 // prebuilt llama.cpp binaries, ~680 MB, for local models only) and install scripts are left
 // out to keep the test cheap; the demo does not load them.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { guardChild, runCli } from '../helpers/cli.js';
@@ -55,6 +55,51 @@ function npm(args: string[], cwd: string): Promise<string> {
   });
 }
 
+/**
+ * The library as a user gets it (docs/embedding.md): `import` from 'reasoning-jury' in the
+ * consumer project, the TypeScript example type-checked against the shipped declarations, and
+ * the three embedding examples run from the installed package against the simulator.
+ */
+async function usedAsALibrary(prefix: string, work: string): Promise<void> {
+  const node = (args: string[], cwd: string) => execFileSync(process.execPath, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const names = node(['--input-type=module', '-e', "const m = await import('reasoning-jury'); console.log(Object.keys(m).sort().join(','))"], prefix);
+  for (const name of ['createJury', 'juryStream', 'runStage', 'startJurySimulator', 'RecordError']) expect(names).toContain(name);
+  // tsc from this checkout, the package and its declarations from the consumer's node_modules.
+  copyFileSync(join('examples', 'embedding', 'typed.ts'), join(prefix, 'typed.ts'));
+  writeFileSync(join(prefix, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2023', strict: true, noEmit: true, types: ['node'], typeRoots: [join(process.cwd(), 'node_modules', '@types')] }, files: ['typed.ts'] }));
+  node([join(process.cwd(), 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], prefix);
+  const examples = join(prefix, 'node_modules', pkg.name, 'examples', 'embedding');
+  node([join(examples, 'jsonl-stream.mjs'), join(examples, '..', 'traces', 'demo.jsonl'), join(work, 'results.jsonl')], work);
+  const rows = readFileSync(join(work, 'results.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { decision?: string });
+  expect(rows.length).toBe(8);
+  expect(rows.every((r) => ['keep', 'drop', 'review'].includes(r.decision ?? ''))).toBe(true);
+  const stage = (out: string) => node([join(examples, 'custom-source.mjs'), out], work);
+  expect(stage(join(work, 'stage'))).toMatch(/read 16, judged 16, dead letters 0, already committed 0, ranges committed 4/);
+  expect(stage(join(work, 'stage'))).toMatch(/judged 0, dead letters 0, already committed 16/);
+  await kafkaExample(examples, work);
+}
+
+/** Example 2 against the local broker (KAFKA_BROKERS), when one is up: 6 records produced, 6 results read. */
+async function kafkaExample(examples: string, work: string): Promise<void> {
+  if (!process.env.KAFKA_BROKERS) return void console.log('npm package: KAFKA_BROKERS unset, the kafkajs example is not run');
+  const { Kafka, logLevel } = await import('kafkajs');
+  const kafka = new Kafka({ clientId: 'rj-install', brokers: process.env.KAFKA_BROKERS.split(','), logLevel: logLevel.NOTHING });
+  const topic = `rj-embed-${process.pid}-${Date.now()}`;
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+  await admin.disconnect();
+  const producer = kafka.producer();
+  await producer.connect();
+  const lines = readFileSync(join('examples', 'traces', 'demo.jsonl'), 'utf8').split('\n').filter(Boolean).slice(0, 5);
+  await producer.send({ topic, messages: [...lines, 'not json'].map((value) => ({ value })) });
+  await producer.disconnect();
+  const out = execFileSync(process.execPath, [join(examples, 'kafka-consumer.mjs'), topic, `${topic}-group`, '6'], { cwd: work, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const results = out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { decision?: string; dead_letter?: string });
+  expect(results.length).toBe(6);
+  expect(results.filter((r) => r.dead_letter !== undefined).length).toBe(1);
+}
+
 describe('npm package', () => {
   const root = tempDir('pack');
   afterAll(() => rmSync(root, { recursive: true, force: true })); // ~140 MB of node_modules
@@ -67,7 +112,10 @@ describe('npm package', () => {
     const [packed] = JSON.parse(await npm(['pack', '--json', '--pack-destination', prefix], process.cwd())) as Array<{ filename: string; files: Array<{ path: string }> }>;
     const shipped = packed!.files.map((f) => f.path);
     expect(shipped).toContain(pkg.bin['reasoning-jury']);
-    expect(shipped.some((p) => p.startsWith('dist/bench/') || p.startsWith('test/') || p.endsWith('.ts'))).toBe(false);
+    // Sources stay out; the library's declarations (dist/types, public surface only) go in.
+    expect(shipped.some((p) => p.startsWith('dist/bench/') || p.startsWith('test/') || (p.endsWith('.ts') && !p.startsWith('dist/types/') && p !== 'examples/embedding/typed.ts'))).toBe(false);
+    expect(shipped).toContain('dist/types/src/api/index.d.ts');
+    expect(shipped).toContain('dist/src/api/index.js');
 
     consumerFolder(prefix, packed!.filename);
     const t0 = Date.now();
@@ -90,6 +138,7 @@ describe('npm package', () => {
     expect(readdirSync(join(out, 'verdicts', 'source=file')).some((f) => f.endsWith('.parquet'))).toBe(true);
     // The shipped taxonomy, which `run` does not read, through the command that does.
     expect(execFileSync(bin, ['taxonomy', 'validate'], { cwd: work, encoding: 'utf8' })).toMatch(/8 categories, 56 leaves/);
+    await usedAsALibrary(prefix, work);
     console.log(`npm package: ${shipped.length} files packed; offline install of production dependencies ${installS.toFixed(1)} s`);
   }, LONG_TEST_MS);
 });
