@@ -65,6 +65,12 @@ export interface CommitterOptions {
    * visible. The run checks there that it still holds the output's lease.
    */
   beforeManifest?: () => void | Promise<void>;
+  /**
+   * Told once a range this writer committed is published (not for a range found committed, nor
+   * for a lost race). It runs on the commit path, so it must return at once and never throw:
+   * the dataset card (src/compose/card-writer.ts) only queues a rewrite here.
+   */
+  afterCommit?: (manifest: CommitManifest) => void;
 }
 
 export interface CommitResult {
@@ -177,6 +183,7 @@ export class ShardCommitter {
     } else {
       phases.manifestWritten?.();
       await this.publish(manifest);
+      this.opts.afterCommit?.(manifest);
     }
     return res;
   }
