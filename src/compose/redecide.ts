@@ -11,7 +11,6 @@
  * it was read (`record`), so the new output gets a corpus too, in the same range commit as the
  * new decisions: the same records and `record` column (type included), new curation columns.
  */
-import { createHash } from 'node:crypto';
 import type { FilterPolicy } from '../../schemas/config.js';
 import { CorpusFormat, FILTER_DECISIONS, SHARD_TABLE_NAMES, type CommitManifest, type DecisionRow, type DefectRow, type FilterDecision, type ShardFormat, type ReviewRow, type ShardTableName, type StepRow, type VerdictRow } from '../../schemas/outputs.js';
 import { corpusRow } from '../derive/corpus.js';
@@ -23,6 +22,7 @@ import { reviewReason, reviewsFingerprint } from '../pipeline/commit/reviews.js'
 import { listCommitted, ShardCommitter } from '../pipeline/commit/shard-commit.js';
 import { readArrowIpcRows, readParquetRows, type PlainRow } from '../pipeline/commit/shard-read.js';
 import { ReasoningJuryError } from '../util/errors.js';
+import { policyHash } from './card-facts.js';
 
 export interface RedecideOptions {
   from: ObjectStore;
@@ -58,10 +58,8 @@ export class RedecideError extends ReasoningJuryError {
   }
 }
 
-/** Identifies a policy in the new manifests, so a resume with another policy is refused. */
-export function policyHash(policy: FilterPolicy): string {
-  return createHash('sha256').update(JSON.stringify(policy)).digest('hex').slice(0, 16);
-}
+// Identifies a policy in the new manifests, so a resume with another policy is refused.
+export { policyHash } from './card-facts.js';
 
 const usesDissent = (p: FilterPolicy): boolean =>
   p.rules.some((r) => [r, ...(r.all ?? [])].some((c) => c.has_dissent !== undefined || c.dissent_at_least !== undefined));
