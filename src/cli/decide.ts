@@ -3,6 +3,8 @@ import { resolve } from 'node:path';
 import type { ShardFormat } from '../../schemas/outputs.js';
 import { isS3Url, openOutput } from '../compose/io.js';
 import { RedecideError, redecide } from '../compose/redecide.js';
+import { CardWriter } from '../compose/card-writer.js';
+import { parquetTables, policyFacts } from '../compose/card-facts.js';
 import { loadPolicyFile } from '../config/load.js';
 import { latestReviews, readReviews } from '../pipeline/commit/reviews.js';
 import { logger } from '../util/log.js';
@@ -59,13 +61,19 @@ Example:
       const reviews = latestReviews(await readReviews(from.store));
       const log = logger('decide');
       const t0 = Date.now();
-      const res = await withOutputLease(to, 'decide', opts, (lease) =>
-        redecide({
+      // The new output's dataset card: its decisions (and corpus, found in the manifests), the policy.
+      const card = new CardWriter({ store: to.store, location: to.location, tables: parquetTables(formats, []).filter((t) => t === 'decisions'), corpus: false, facts: { command: 'decide', decidedFrom: from.location, policy: policyFacts(policy) } });
+      const res = await withOutputLease(to, 'decide', opts, async (lease) => {
+        const done = await redecide({
           from: from.store, fromLocation: from.location, to: to.store, toLocation: to.location, policy, formats, reviews,
           onRange: (e) => log.debug(`range ${e.first}-${e.last}: ${e.records} record(s)${e.existing ? ' (already decided)' : ''}`, { first: e.first, last: e.last }),
           beforeManifest: () => lease.confirmHeld(),
-        }),
-      ).catch((err: unknown) => {
+          afterCommit: card.committed,
+        }).finally(() => card.flush());
+        card.update(); // a resumed decide that commits nothing new writes it too
+        await card.flush();
+        return done;
+      }).catch((err: unknown) => {
         throw err instanceof RedecideError ? new UsageError(err.message) : err;
       });
       const d = res.decisions;

@@ -37,6 +37,8 @@ export interface RedecideOptions {
   reviews?: ReadonlyMap<string, ReviewRow>;
   /** checked before each manifest: throws once this command no longer holds --out's lease */
   beforeManifest?: () => Promise<void>;
+  /** told after each range this command committed (the dataset card, ./card-writer.ts) */
+  afterCommit?: (manifest: CommitManifest) => void;
 }
 
 export interface RedecideResult {
@@ -153,7 +155,7 @@ export async function redecideCorpus(store: ObjectStore, m: CommitManifest, deci
 /** Decides every committed range of `from` into `to`; see the module comment. */
 export async function redecide(o: RedecideOptions): Promise<RedecideResult> {
   // The new output holds decisions (and the corpus) only: no zero-row parts of tables it never writes.
-  const committer = new ShardCommitter(o.to, { formats: o.formats, off: SHARD_TABLE_NAMES.filter((t) => t !== 'decisions'), ...(o.beforeManifest ? { beforeManifest: o.beforeManifest } : {}) });
+  const committer = new ShardCommitter(o.to, { formats: o.formats, off: SHARD_TABLE_NAMES.filter((t) => t !== 'decisions'), ...(o.beforeManifest ? { beforeManifest: o.beforeManifest } : {}), ...(o.afterCommit ? { afterCommit: o.afterCommit } : {}) });
   const hash = policyHash(o.policy);
   const reviewed = reviewsFingerprint(o.reviews ?? new Map());
   const result: RedecideResult = { ranges: 0, existing: 0, records: 0, reviewed: 0, decisions: Object.fromEntries(FILTER_DECISIONS.map((d) => [d, 0])) as Record<FilterDecision, number>, corpus: null };

@@ -138,7 +138,7 @@ function policySection(facts: CardFacts): string[] {
 }
 
 function loadingSection(facts: CardFacts): string[] {
-  const def = facts.corpus ? 'corpus' : (facts.tables[0]?.name ?? 'verdicts');
+  const [def, other] = cardConfigs(facts).map((c) => c.config_name);
   const example = facts.corpus
     ? ['corpus = load_dataset("path/to/this/folder", split="train")   # the curated corpus, one row per judged record', 'keep = corpus.filter(lambda r: r["decision"] == "keep")']
     : [`${def} = load_dataset("path/to/this/folder", split="train")   # the default config: ${def}`];
@@ -148,7 +148,7 @@ function loadingSection(facts: CardFacts): string[] {
     '```python',
     'from datasets import load_dataset',
     ...example,
-    'verdicts = load_dataset("path/to/this/folder", "verdicts", split="train")',
+    ...(other ? [`${other} = load_dataset("path/to/this/folder", "${other}", split="train")`] : []),
     '```',
     '',
     'Every config has one split, `train`. A config with no row yet loads with `streaming=True`',
