@@ -391,7 +391,7 @@ export const DeltaConfig = z
     checkpoint_interval: z.int().nonnegative().default(100).describe('A Delta checkpoint (`_delta_log/<version>.checkpoint.parquet` and `_last_checkpoint`) after every this many commits of a table, so a table of many ranges opens from one file; 0: none.'),
   })
   .strict()
-  .describe('The Delta Lake tables of `table_format: delta` (docs/tables.md, "Delta tables").');
+  .describe('The Delta Lake tables of `table_format: delta` (docs/delta.md).');
 export type DeltaConfig = z.infer<typeof DeltaConfig>;
 
 export const TABLE_FORMATS = ['none', 'delta'] as const;
@@ -399,7 +399,7 @@ export const TABLE_FORMATS = ['none', 'delta'] as const;
 export const OutputConfig = z
   .object({
     corpus: CorpusConfig.prefault({}),
-    table_format: z.enum(TABLE_FORMATS).default('none').describe('`delta`: every Parquet table folder (`verdicts/`, `corpus/`, ...) is also a Delta Lake table, one Delta commit per committed range (docs/tables.md, "Delta tables"); `none`: manifests only. `--table-format` overrides it.'),
+    table_format: z.enum(TABLE_FORMATS).default('none').describe('`delta`: every Parquet table folder (`verdicts/`, `corpus/`, ...) is also a Delta Lake table, one Delta commit per committed range (docs/delta.md); `none`: manifests only. `--table-format` overrides it.'),
     delta: DeltaConfig.prefault({}),
   })
   .strict()

@@ -33,13 +33,16 @@ import { applyConfigFlags, setting, settingSource, type ConfigFlagValues } from 
 import { UsageError } from './usage.js';
 import { callingSeats } from '../compose/seats.js';
 import { openTableLog, reconcileTables, tableLogOf, tableLogOption } from '../compose/table-log.js';
+import { CardWriter } from '../compose/card-writer.js';
+import { juryFacts, parquetTables, policyFacts } from '../compose/card-facts.js';
+import type { JuryContext } from '../jury/judge.js';
 import { loadJuryConfig, openJury, type JuryInput, type JuryOptions } from './open-jury.js';
 
 /**
  * Options of `run` after the command line is parsed and checked (plain data: crosses to a
  * worker). The flags that override a config key (--corpus, --duplicate-ids, --on-changed-input,
  * --max-outage, --verdict-details, --budget-*, --no-preflight, --no-cache, --audit-log) are
- * ConfigFlagValues; src/cli/config-flags.ts decides whether they or the config win.
+ * ConfigFlagValues; src/api/config-flags.ts decides whether they or the config win.
  */
 export interface RunJobOptions extends JuryOptions, ConfigFlagValues {
   input?: string;
@@ -231,13 +234,15 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
     const counters = newCounters();
     observe.onStage?.({ source: input.source, counters, health: runtime.health });
     const budget = watchBudget(config, opts, done, hooks);
+    const card = datasetCard(config, opts, output, done, runtime.jury);
+    card.update(); // before any record: an output whose input is empty loads too
     return await runStage({
       source: input.source,
       sinks: input.sinks,
       intake: intakeSettings(config),
       steps,
       // A writer that lost the output's lease writes no further manifest.
-      committer: new ShardCommitter(output.store, { formats: opts.formats, corpus: corpusSetting(opts, config), off: offTables(config), ...tableLogOption(output.store), ...(lease ? { beforeManifest: () => lease.confirmHeld() } : {}) }),
+      committer: new ShardCommitter(output.store, { formats: opts.formats, corpus: corpusSetting(opts, config), off: offTables(config), afterCommit: card.committed, ...tableLogOption(output.store), ...(lease ? { beforeManifest: () => lease.confirmHeld() } : {}) }),
       committed: done.ranges,
       concurrency: opts.concurrency,
       range: { maxRecords: opts.maxRecords, maxChars: opts.maxChars, sequentialUnits: input.sequentialUnits, ...(done.pinned ? { pinned: done.pinned } : {}) },
@@ -250,13 +255,30 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
       duplicateIds: setting(opts, config, 'duplicateIds'),
       // Kafka offsets hold one message for ever: nothing there can change under a committed range.
       ...(input.resumesFromGroup ? {} : { identity: identityOptions(output.store, done, setting(opts, config, 'onChangedInput'), output.location, tableLogOf(output.store)) }),
-    }).catch((err: unknown) => {
-      // A changed input is the user's to decide about: one line, exit 2, like other input mistakes.
-      throw err instanceof InputChangedError ? new UsageError(err.message) : err;
-    });
+    })
+      .catch((err: unknown) => {
+        // A changed input is the user's to decide about: one line, exit 2, like other input mistakes.
+        throw err instanceof InputChangedError ? new UsageError(err.message) : err;
+      })
+      .finally(() => card.flush()); // the last card is written while the run still holds the lease
   } finally {
     await runtime.close();
   }
+}
+
+/**
+ * The output's dataset card (src/compose/card-writer.ts): the Parquet tables this run writes,
+ * its jury and policy, and counts from the manifests read at start plus each range it commits.
+ */
+function datasetCard(config: JuryConfig, opts: RunJobOptions, output: OutputTarget, done: OutputState, jury: JuryContext): CardWriter {
+  return new CardWriter({
+    store: output.store,
+    location: output.location,
+    tables: parquetTables(opts.formats, offTables(config)),
+    corpus: corpusSetting(opts, config) === 'parquet',
+    facts: { command: 'run', jury: juryFacts(config, { promptHash: jury.prompts.hash, configHash: jury.configHash }), policy: policyFacts(config.filter) },
+    seed: [...done.byUnit.values()].flat(),
+  });
 }
 
 /** A dollar cap over models without a price would never be reached: refused, not ignored. */

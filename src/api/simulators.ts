@@ -6,7 +6,7 @@ import { defaultProfile, InputGoldIndex, loadGoldFile, loadProfileFile, NO_GOLD,
 
 /**
  * The juror simulator as the CLI plugs it in: one loopback HTTP server per `kind: simulator`
- * endpoint, reached through the real openai client like any other server. Only jury-setup.ts
+ * endpoint, reached through the real openai client like any other server. Only open-jury.ts
  * loads this module, and only when the config has such an endpoint.
  */
 

@@ -4,6 +4,8 @@ import type { ShardFormat } from '../../schemas/outputs.js';
 import { isS3Url, openOutput } from '../compose/io.js';
 import { RedecideError, redecide } from '../compose/redecide.js';
 import { DEFAULT_CHECKPOINT_INTERVAL, openTableLog, reconcileTables, type TableFormat } from '../compose/table-log.js';
+import { CardWriter } from '../compose/card-writer.js';
+import { parquetTables, policyFacts } from '../compose/card-facts.js';
 import { loadPolicyFile } from '../config/load.js';
 import { latestReviews, readReviews } from '../pipeline/commit/reviews.js';
 import { logger } from '../util/log.js';
@@ -64,14 +66,20 @@ Example:
       const t0 = Date.now();
       if (!['none', 'delta'].includes(opts.tableFormat)) throw new UsageError(`--table-format must be delta or none (got "${opts.tableFormat}")`);
       const tableLog = await openTableLog(to.store, opts.tableFormat as TableFormat, DEFAULT_CHECKPOINT_INTERVAL);
+      // The new output's dataset card: its decisions (and corpus, found in the manifests), the policy.
+      const card = new CardWriter({ store: to.store, location: to.location, tables: parquetTables(formats, []).filter((t) => t === 'decisions'), corpus: false, facts: { command: 'decide', decidedFrom: from.location, policy: policyFacts(policy) } });
       const res = await withOutputLease(to, 'decide', opts, async (lease) => {
         await reconcileTables(tableLog, to.store, true);
-        return await redecide({
+        const done = await redecide({
           from: from.store, fromLocation: from.location, to: to.store, toLocation: to.location, policy, formats, reviews,
           onRange: (e) => log.debug(`range ${e.first}-${e.last}: ${e.records} record(s)${e.existing ? ' (already decided)' : ''}`, { first: e.first, last: e.last }),
           beforeManifest: () => lease.confirmHeld(),
+          afterCommit: card.committed,
           ...(tableLog ? { tableLog } : {}),
-        });
+        }).finally(() => card.flush());
+        card.update(); // a resumed decide that commits nothing new writes it too
+        await card.flush();
+        return done;
       }).catch((err: unknown) => {
         throw err instanceof RedecideError ? new UsageError(err.message) : err;
       });

@@ -126,7 +126,7 @@ function registerShardsDelta(shards: Command): void {
 Each committed range not yet in a table is added in one Delta commit per table, in key order;
 a range already there is left alone, so it can run again at any time, also while a run or a
 consumer group writes the output (the log's versions are claimed create-only). Output:
-one line per table with its version and live files. docs/tables.md, "Delta tables".`,
+one line per table with its version and live files. docs/delta.md.`,
     )
     .action(async (out: string, opts: ShardsOptions) => {
       const target = await open(out, opts, 'check');

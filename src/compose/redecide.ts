@@ -12,7 +12,6 @@
  * new decisions: the same records and `record` column (type included), new curation columns.
  */
 import type { RangeTableLog } from '../pipeline/commit/delta/range-table-log.js';
-import { createHash } from 'node:crypto';
 import type { FilterPolicy } from '../../schemas/config.js';
 import { CorpusFormat, FILTER_DECISIONS, SHARD_TABLE_NAMES, type CommitManifest, type DecisionRow, type DefectRow, type FilterDecision, type ShardFormat, type ReviewRow, type ShardTableName, type StepRow, type VerdictRow } from '../../schemas/outputs.js';
 import { corpusRow } from '../derive/corpus.js';
@@ -24,6 +23,7 @@ import { reviewReason, reviewsFingerprint } from '../pipeline/commit/reviews.js'
 import { listCommitted, ShardCommitter } from '../pipeline/commit/shard-commit.js';
 import { readArrowIpcRows, readParquetRows, type PlainRow } from '../pipeline/commit/shard-read.js';
 import { ReasoningJuryError } from '../util/errors.js';
+import { policyHash } from './card-facts.js';
 
 export interface RedecideOptions {
   from: ObjectStore;
@@ -40,6 +40,8 @@ export interface RedecideOptions {
   beforeManifest?: () => Promise<void>;
   /** the new output's Delta tables (`--table-format delta`): each decided range is a Delta commit there */
   tableLog?: RangeTableLog;
+  /** told after each range this command committed (the dataset card, ./card-writer.ts) */
+  afterCommit?: (manifest: CommitManifest) => void;
 }
 
 export interface RedecideResult {
@@ -61,10 +63,8 @@ export class RedecideError extends ReasoningJuryError {
   }
 }
 
-/** Identifies a policy in the new manifests, so a resume with another policy is refused. */
-export function policyHash(policy: FilterPolicy): string {
-  return createHash('sha256').update(JSON.stringify(policy)).digest('hex').slice(0, 16);
-}
+// Identifies a policy in the new manifests, so a resume with another policy is refused.
+export { policyHash } from './card-facts.js';
 
 const usesDissent = (p: FilterPolicy): boolean =>
   p.rules.some((r) => [r, ...(r.all ?? [])].some((c) => c.has_dissent !== undefined || c.dissent_at_least !== undefined));
@@ -158,7 +158,7 @@ export async function redecideCorpus(store: ObjectStore, m: CommitManifest, deci
 /** Decides every committed range of `from` into `to`; see the module comment. */
 export async function redecide(o: RedecideOptions): Promise<RedecideResult> {
   // The new output holds decisions (and the corpus) only: no zero-row parts of tables it never writes.
-  const committer = new ShardCommitter(o.to, { formats: o.formats, off: SHARD_TABLE_NAMES.filter((t) => t !== 'decisions'), ...(o.beforeManifest ? { beforeManifest: o.beforeManifest } : {}), ...(o.tableLog ? { tableLog: o.tableLog } : {}) });
+  const committer = new ShardCommitter(o.to, { formats: o.formats, off: SHARD_TABLE_NAMES.filter((t) => t !== 'decisions'), ...(o.beforeManifest ? { beforeManifest: o.beforeManifest } : {}), ...(o.tableLog ? { tableLog: o.tableLog } : {}), ...(o.afterCommit ? { afterCommit: o.afterCommit } : {}) });
   const hash = policyHash(o.policy);
   const reviewed = reviewsFingerprint(o.reviews ?? new Map());
   const result: RedecideResult = { ranges: 0, existing: 0, records: 0, reviewed: 0, decisions: Object.fromEntries(FILTER_DECISIONS.map((d) => [d, 0])) as Record<FilterDecision, number>, corpus: null };

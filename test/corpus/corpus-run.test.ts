@@ -141,7 +141,9 @@ pq.write_table(pa.Table.from_pylist(rows), sys.argv[2], row_group_size=1500)`, j
     expect(rep.records).toBe(n);
     expect(rep.duckdb).toEqual(rep.decisions);
     expect(rep.corpus_files).toBe(3 * 3);
-    expect(readdirSync(out).sort()).toEqual(['_commits', '_lease', '_staging', 'arrow', 'dead_letters', 'decisions', 'defects', 'jsonl', 'steps', 'verdicts']);
+    // README.md: the dataset card; _card/: where its schema parts were until each table had a part (docs/layout.md).
+    expect(readdirSync(out).sort()).toEqual(['README.md', '_card', '_commits', '_lease', '_staging', 'arrow', 'dead_letters', 'decisions', 'defects', 'jsonl', 'steps', 'verdicts']);
+    expect(readdirSync(join(out, '_card'))).toEqual([]);
     const roots = execFileSync(python!, ['-c', `
 import sys, json, pyarrow.dataset as ds
 out = sys.argv[1]

@@ -6,7 +6,7 @@
 // cache format exactly.
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { buildSync } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -95,13 +95,16 @@ const readManifests = (dir: string): Array<{ files: Array<{ key: string; table: 
   readdirSync(join(dir, '_commits')).sort().map((f) => JSON.parse(readFileSync(join(dir, '_commits', f), 'utf8')));
 
 /**
- * Parts the reference never wrote (issue 13): the zero-row part of every table without rows in
- * a range, and the curated corpus. Taken from the manifests, checked to be on disk, and left
- * out of the comparison; every part the reference wrote must still be there.
+ * Files the reference never wrote: the zero-row part of every table without rows in a range
+ * and the curated corpus (issue 13), taken from the manifests; the output's dataset card
+ * (README.md) and its schema parts under _card/ (issue 38), which must be there. All are
+ * checked to be on disk and left out of the comparison; every part the reference wrote must
+ * still be there.
  */
 function newParts(dir: string): Set<string> {
-  const keys = new Set<string>();
+  const keys = new Set<string>(['README.md']);
   for (const m of readManifests(dir)) for (const f of m.files) if (f.table === 'corpus' || f.rows === 0) keys.add(f.key);
+  if (existsSync(join(dir, '_card'))) for (const f of readdirSync(join(dir, '_card'))) keys.add(join('_card', f));
   return keys;
 }
 

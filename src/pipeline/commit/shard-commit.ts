@@ -67,11 +67,17 @@ export interface CommitterOptions {
    */
   beforeManifest?: () => void | Promise<void>;
   /**
-   * The output's Delta tables (docs/tables.md, "Delta tables"): a published range is added to
+   * The output's Delta tables (docs/delta.md): a published range is added to
    * them. Its part keys then carry the attempt's nonce, so a range judged again after a
    * retraction never overwrites the files an older table version still reads.
    */
   tableLog?: RangeTableLog;
+  /**
+   * Told once a range this writer committed is published (not for a range found committed, nor
+   * for a lost race). It runs on the commit path, so it must return at once and never throw:
+   * the dataset card (src/compose/card-writer.ts) only queues a rewrite here.
+   */
+  afterCommit?: (manifest: CommitManifest) => void;
 }
 
 export interface CommitResult {
@@ -185,6 +191,7 @@ export class ShardCommitter {
     } else {
       phases.manifestWritten?.();
       await this.publish(manifest, new Map(encoded.map((e) => [e.entry.key, e.bytes])));
+      this.opts.afterCommit?.(manifest);
     }
     return res;
   }

@@ -6,7 +6,6 @@
  */
 import { Bool, Field, Int32, Int64, List, Map_, Struct, Table, Utf8, makeBuilder, RecordBatch, Schema, makeData, type DataType } from 'apache-arrow';
 import { parquetReadObjects } from 'hyparquet';
-import { compressors } from 'hyparquet-compressors';
 import { toParquet } from '../shard-format.js';
 import type { AddAction, DeltaAction, MetaDataAction, ProtocolAction, TxnAction } from './delta-actions.js';
 
@@ -95,6 +94,9 @@ function readAction(row: Record<string, unknown>): DeltaAction | null {
 /** The actions of a checkpoint file (ours or another Delta writer's, for the kinds we keep). */
 export async function decodeCheckpoint(bytes: Uint8Array): Promise<DeltaAction[]> {
   const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+  // Loaded here, not at the top: a run that only appends never reads a checkpoint, and the
+  // decompressors (brotli tables, a snappy WebAssembly module) cost its start-up for nothing.
+  const { compressors } = await import('hyparquet-compressors');
   const rows = await parquetReadObjects({ file, compressors, columns: COLUMNS });
   const out: DeltaAction[] = [];
   for (const r of rows) {

@@ -1,5 +1,5 @@
 /**
- * Committed ranges -> Delta tables (docs/tables.md, "Delta tables"). Each Parquet table folder of
+ * Committed ranges -> Delta tables (docs/delta.md). Each Parquet table folder of
  * the output (`verdicts/`, `corpus/`, ...) is a Delta table; a range's parts enter each table in
  * one Delta commit per range, after the range's manifest (our commit point) exists and its parts
  * are published, so a Delta reader never sees a staged or half-published range. A range whose
