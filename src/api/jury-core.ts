@@ -3,10 +3,11 @@
  * taxonomy, repair) run on one record at a time over an open runtime. `createJury` (./jury.ts),
  * `juryStream` (./stream.ts) and the CLI's `judge` drive it.
  */
-import type { JuryConfig } from '../../schemas/config.js';
+import type { DuplicateIdPolicy, JuryConfig } from '../../schemas/config.js';
 import type { TraceRecord } from '../../schemas/trace.js';
 import type { Runtime } from '../compose/runtime.js';
-import { type Admitted, type Dead, type Derived, StepChain } from '../pipeline/envelope.js';
+import { type Admitted, type Dead, type Derived, deadLetter, StepChain } from '../pipeline/envelope.js';
+import { type DuplicateIds, duplicateReason } from '../pipeline/duplicate-ids.js';
 import { deriveStep } from '../pipeline/steps/derive.js';
 import { judgeStep } from '../pipeline/steps/judge.js';
 import { segmentStep } from '../pipeline/steps/segment.js';
@@ -21,8 +22,14 @@ import type { JudgeCallOptions, Judgement, Jury, SimulatorGold } from './types.j
 
 /** What the stream needs of a jury besides the public methods: one record through the steps. */
 export interface JuryCore {
-  /** a record as a source item at `index` through intake and the steps: its rows, or its dead letter */
-  run(raw: unknown, index: number): Promise<Derived | Dead>;
+  /**
+   * A record as a source item at `index` through intake and the steps: its rows, or its dead
+   * letter. With `seen` (one stream's ids so far), a later copy of an id is not judged: it is a
+   * dead letter naming the first copy, unless the policy is keep_all.
+   */
+  run(raw: unknown, index: number, seen?: DuplicateIds): Promise<Derived | Dead>;
+  /** what a later copy of a record id becomes in a stream (input.duplicate_ids; default dead_letter) */
+  readonly duplicateIds: DuplicateIdPolicy;
   /** settles when no endpoint is down (intake waits on it, as the stage's does) */
   whenOpen(signal?: AbortSignal): Promise<void>;
 }
@@ -44,7 +51,7 @@ export const goldInput = (gold: SimulatorGold | undefined): JuryInput => (gold =
  */
 export function juryOver(config: JuryConfig, runtime: Runtime, { refine = true }: { refine?: boolean } = {}): Jury {
   const steps = refine ? judgingSteps({ config, jury: runtime.jury, enrich: streamEnricher(config, runtime) }) : StepChain.from<Admitted>().then(segmentStep(config)).then(judgeStep(runtime.jury)).then(deriveStep(config));
-  const core = coreFor(intakeSettings(config), steps, endpointGate(runtime.health));
+  const core = coreFor(intakeSettings(config), steps, endpointGate(runtime.health), config.input.duplicate_ids ?? 'dead_letter');
   let closing: Promise<void> | undefined;
   const jury: Jury = {
     config,
@@ -60,12 +67,16 @@ export function juryOver(config: JuryConfig, runtime: Runtime, { refine = true }
   return jury;
 }
 
-function coreFor(settings: IntakeSettings, steps: StepChain<Admitted, Derived>, gate: IntakeGate): JuryCore {
+function coreFor(settings: IntakeSettings, steps: StepChain<Admitted, Derived>, gate: IntakeGate, duplicateIds: DuplicateIdPolicy): JuryCore {
   return {
-    run(raw, index) {
+    duplicateIds,
+    run(raw, index, seen) {
       const item: SourceItem = { position: { source: 'api', unit: 'records', offset: index }, ok: true, raw };
       const { env } = intake(item, settings);
-      return env.dead ? Promise.resolve(env) : steps.run(env);
+      if (env.dead) return Promise.resolve(env);
+      const dup = seen?.see(env);
+      if (dup) return Promise.resolve({ ...env, dead: deadLetter(env.position, duplicateReason(dup), JSON.stringify(env.record)) });
+      return steps.run(env);
     },
     whenOpen: (signal) => whenOpen(gate, signal),
   };

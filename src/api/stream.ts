@@ -12,6 +12,7 @@
  * that typed error. While an endpoint is down (and may come back) no new record starts.
  */
 import { Duplex } from 'node:stream';
+import { DuplicateIds } from '../pipeline/duplicate-ids.js';
 import type { Dead, Derived } from '../pipeline/envelope.js';
 import { createJury } from './jury.js';
 import { coreOf, judgementOf, type JuryCore } from './jury-core.js';
@@ -35,6 +36,8 @@ class JudgingStream extends Duplex implements JuryStream {
   private writeDone: (() => void) | null = null;
   private finalDone: (() => void) | null = null;
   private readonly stopped = new AbortController();
+  /** the ids this stream has seen: what `input.duplicate_ids` is applied against (set once the jury is open) */
+  private seen: DuplicateIds | undefined;
 
   constructor(private readonly options: JuryStreamOptions) {
     super({ objectMode: true, allowHalfOpen: true, writableHighWaterMark: options.writableHighWaterMark ?? 1, readableHighWaterMark: options.readableHighWaterMark ?? 1 });
@@ -79,7 +82,8 @@ class JudgingStream extends Duplex implements JuryStream {
     try {
       await core.whenOpen(this.stopped.signal);
       if (this.destroyed) return;
-      this.settle(resultOf(record, index, await core.run(record, index)));
+      this.seen ??= new DuplicateIds(core.duplicateIds);
+      this.settle(resultOf(record, index, await core.run(record, index, this.seen)));
     } catch (err) {
       this.destroy(err as Error);
     }

@@ -81,7 +81,13 @@ export interface JudgedResult extends Judgement {
   index: number;
 }
 
-/** What `juryStream` emits for a record that could not be judged: never a stream error. */
+/**
+ * What `juryStream` emits for a record that could not be judged: never a stream error. A later
+ * copy of a record id the stream has already seen is one too (reason `duplicate record_id ...
+ * (first seen at records:<index>)`), unjudged, under both `input.duplicate_ids: dead_letter`
+ * (the default) and `keep_first` (a stream has no manifest to list a dropped copy in);
+ * `keep_all` judges every copy.
+ */
 export interface DeadLetterResult {
   ok: false;
   record: unknown;
