@@ -5,7 +5,7 @@
  * with a full verdict; a record id written twice comes out judged once.
  */
 import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import { rmSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -109,21 +109,32 @@ describe('juryStream while an endpoint is down and comes back', () => {
   beforeAll(async () => {
     sim = await startSimulator({ profile: withoutFaults(defaultProfile()) });
     // In front of the simulator: from the 12th chat call the server is gone (every connection
-    // reset, model calls and GET /models probes alike) until it has refused two probes; then it is back.
+    // reset, model calls and GET /models probes alike, the calls it was answering too) until it
+    // has refused two probes; then it is back. Gone means gone: no answer arrives while it is
+    // down, so the jury sees an outage, not one unlucky call among answered ones.
+    const answering = new Set<ServerResponse>();
     gate = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        if (req.method === 'POST' && ++state.chats === state.downAt) state.down = true;
+        if (req.method === 'POST' && ++state.chats === state.downAt) {
+          state.down = true;
+          for (const r of answering) r.socket?.destroy();
+        }
         if (state.down) {
           if (req.method === 'GET' && ++state.probesWhileDown >= 2) [state.down, state.healed] = [false, true];
           state.resetsWhileDown++;
           return void req.socket.destroy();
         }
+        answering.add(res);
         void (async () => {
           const upstream = await fetch(`${sim.url}${req.url!.replace(/^\/v1/, '')}`, { method: req.method!, headers: { 'content-type': 'application/json' }, ...(req.method === 'POST' ? { body: Buffer.concat(chunks).toString('utf8') } : {}) });
-          res.writeHead(upstream.status, { 'content-type': 'application/json' }).end(await upstream.text());
-        })().catch(() => res.socket?.destroy());
+          const body = await upstream.text();
+          if (state.down) return void res.socket?.destroy();
+          res.writeHead(upstream.status, { 'content-type': 'application/json' }).end(body);
+        })()
+          .catch(() => res.socket?.destroy())
+          .finally(() => answering.delete(res));
       });
     });
     await new Promise<void>((r) => gate.listen(0, '127.0.0.1', r));
@@ -137,7 +148,7 @@ describe('juryStream while an endpoint is down and comes back', () => {
 
   it('pauses, then judges every record with every juror: no error, no degraded verdict', async () => {
     const cfg = {
-      endpoints: { sim: { base_url: url, max_concurrency: 4, max_retries: 1, backoff_base_ms: 5, backoff_max_ms: 20, breaker: { failures: 2, probe_interval_ms: 20, probe_max_interval_ms: 50 } } },
+      endpoints: { sim: { base_url: url, max_concurrency: 4, max_retries: 3, backoff_base_ms: 5, backoff_max_ms: 20, breaker: { failures: 2, probe_interval_ms: 20, probe_max_interval_ms: 50 } } },
       jurors: [{ id: 'jury-0', endpoint: 'sim', model: 'sim-juror-a' }, { id: 'jury-1', endpoint: 'sim', model: 'sim-juror-b' }],
       consolidator: { id: 'consolidator', endpoint: 'sim', model: 'sim-consolidator' },
       mode: 'consolidation' as const,

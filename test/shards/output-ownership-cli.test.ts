@@ -64,6 +64,20 @@ const ourLines = (r: CliResult) => r.stderr.split('\n').filter((l) => l.startsWi
 /** The `run` command line against `url` writing `out` (a config file per endpoint: a writer reads its own late). */
 const runArgs = (dir: string, url: string, out: string, more: string[] = []) => ['run', '--config', config(dir, url, `jury-${new URL(url).port}.yaml`), '--input', join(dir, 'in.jsonl'), '--out', out, '--range-records', '1', '--concurrency', '1', '--progress', 'none', ...more];
 
+/**
+ * The writer's dataset card (README.md) counts `ranges` and its schema parts of tables that
+ * have parts are gone: the card rewrite that follows a commit is done, so the snapshot a
+ * second command is checked against does not race the writer's own card.
+ */
+function cardSettled(out: string, ranges: number): boolean {
+  const card = join(out, 'README.md');
+  if (!existsSync(card)) return false;
+  const text = readFileSync(card, 'utf8');
+  if (!text.includes(`\n${ranges} committed range(s).`)) return false;
+  const withParts = [...text.matchAll(/^\| (\w+)[^|]*\| [^|]+ \| ([\d,]+) \|$/gm)].filter((m) => m[2] !== '0').map((m) => m[1]!);
+  return withParts.length > 0 && withParts.every((t) => !existsSync(join(out, '_card', `${t}.parquet`)));
+}
+
 /** A path to this process's node binary inside `dir`, which other users can reach. */
 function nodeFor(dir: string): string {
   const node = join(dir, 'node');
@@ -115,7 +129,8 @@ describe('who may write an output', () => {
       // Let the writer judge and commit one more one-record range, then start a second command.
       const before = manifests(out).length;
       g.allow(1);
-      await waitForProgress(() => ({ done: manifests(out).length > before, progress: manifests(out).length }), { what: 'the writer committing a range' });
+      // Committed, and the writer's dataset card rewritten for it (it follows each commit).
+      await waitForProgress(() => ({ done: manifests(out).length > before && cardSettled(out, manifests(out).length), progress: manifests(out).length }), { what: 'the writer committing a range' });
       const files = snapshot(out);
       const r = await runCli(seconds[i % seconds.length]!);
       expect(r.code, `${i}: ${r.stdout}${r.stderr}`).toBe(4);
