@@ -35,6 +35,8 @@ echo "== type-check and build"
 npx tsc -p tsconfig.test.json --noEmit false --outDir dist
 rm -rf dist/test dist/vitest.config.js dist/vitest.config.js.map
 node scripts/bundle.mjs
+# The library's declarations (dist/types), which the package ships and test/api checks.
+node scripts/api-types.mjs
 
 echo "== folder rules (dependency-cruiser; .dependency-cruiser.cjs, docs/architecture.md)"
 # Exits non-zero on any violation, which stops the suite here (set -e).

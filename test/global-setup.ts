@@ -5,7 +5,7 @@ import { join } from 'node:path';
 
 // What tsconfig.json compiles, plus the files that change how it compiles.
 const SOURCE_ROOTS = ['src', 'schemas', 'connectors', 'bench'];
-const BUILD_INPUTS = ['tsconfig.json', 'package-lock.json', 'scripts/bundle.mjs'];
+const BUILD_INPUTS = ['tsconfig.json', 'tsconfig.api.json', 'package-lock.json', 'scripts/bundle.mjs', 'scripts/api-types.mjs'];
 // Written after a build that succeeded: a failed build never counts as up to date.
 const STAMP = join('dist', '.test-build-stamp');
 
@@ -57,6 +57,7 @@ function build(): void {
   const started = new Date();
   execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], { stdio: 'inherit' });
   execFileSync(process.execPath, ['scripts/bundle.mjs'], { stdio: 'inherit' });
+  execFileSync(process.execPath, ['scripts/api-types.mjs'], { stdio: 'inherit' });
   // Dated when the build started: a source saved while tsc ran still counts as newer.
   writeFileSync(STAMP, `${started.toISOString()}\n`);
   utimesSync(STAMP, started, started);
