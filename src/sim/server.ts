@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { z } from 'zod';
-import { PROBE_PROMPT, type ChatMessage, type ChatRequest } from '../llm/types.js';
+import type { ChatRequest } from '../llm/types.js';
+import { completionBody, completionId, CREATED, isProbe, probeBody, toChatRequest } from './chat-reply.js';
 import { defaultProfile } from './default-profile.js';
 import { requestKey, SimEngine, type EngineResult } from './engine.js';
 import type { GoldIndex } from './gold.js';
@@ -34,69 +34,11 @@ export interface RunningSimulator {
   close(): Promise<void>;
 }
 
-/** Fixed so identical requests give byte-identical bodies. */
-const CREATED = 1_735_689_600;
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
-
-const ContentPart = z.object({ type: z.string(), text: z.string().optional() }).loose();
-const WireMessage = z
-  .object({ role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']), content: z.union([z.string(), z.array(ContentPart), z.null()]) })
-  .loose();
-const WireRequest = z
-  .object({
-    model: z.string().min(1),
-    messages: z.array(WireMessage).min(1),
-    seed: z.int().nullish(),
-    temperature: z.number().nullish(),
-    top_p: z.number().nullish(),
-    max_tokens: z.int().positive().nullish(),
-    max_completion_tokens: z.int().positive().nullish(),
-    reasoning_effort: z.string().nullish(),
-    stream: z.boolean().nullish(),
-    n: z.int().nullish(),
-  })
-  .loose();
-
-/** The wire body as the ChatRequest the engine understands. */
-export function toChatRequest(body: unknown): ChatRequest {
-  const r = WireRequest.safeParse(body);
-  if (!r.success) throw new HttpError(400, 'invalid_request', `invalid chat completion request: ${z.prettifyError(r.error).replace(/\s+/g, ' ')}`);
-  const b = r.data;
-  if (b.stream) throw new HttpError(400, 'unsupported', 'the simulator does not stream; send stream: false');
-  if (b.n !== undefined && b.n !== null && b.n !== 1) throw new HttpError(400, 'unsupported', 'the simulator returns one choice; n must be 1');
-  const messages: ChatMessage[] = b.messages.map((m) => ({
-    role: m.role === 'developer' ? 'system' : m.role === 'tool' ? 'user' : m.role,
-    content: typeof m.content === 'string' ? m.content : (m.content ?? []).map((p) => p.text ?? '').join(''),
-  }));
-  const req: ChatRequest = { model: b.model, messages };
-  if (b.seed != null) req.seed = b.seed;
-  if (b.temperature != null) req.temperature = b.temperature;
-  if (b.top_p != null) req.top_p = b.top_p;
-  const maxTokens = b.max_completion_tokens ?? b.max_tokens;
-  if (maxTokens != null) req.max_tokens = maxTokens;
-  if (b.reasoning_effort === 'low' || b.reasoning_effort === 'medium' || b.reasoning_effort === 'high') req.reasoning_effort = b.reasoning_effort;
-  return req;
-}
 
 function retryHeaders(ms: number): Record<string, string> {
   // retry-after is whole seconds by the HTTP spec; retry-after-ms (read by the openai client) is exact.
   return { 'retry-after': String(Math.ceil(ms / 1000)), 'retry-after-ms': String(ms) };
-}
-
-function completionBody(req: ChatRequest, r: Extract<EngineResult, { kind: 'ok' }>, id: string): unknown {
-  const message: Record<string, unknown> = { role: 'assistant', content: r.content, refusal: null };
-  if (r.reasoning !== undefined) message.reasoning_content = r.reasoning;
-  const usage: Record<string, unknown> = { prompt_tokens: r.tokens_in, completion_tokens: r.tokens_out, total_tokens: r.tokens_in + r.tokens_out };
-  if (r.reasoning !== undefined) usage.completion_tokens_details = { reasoning_tokens: Math.ceil(r.reasoning.length / 4) };
-  return {
-    id,
-    object: 'chat.completion',
-    created: CREATED,
-    model: req.model,
-    system_fingerprint: 'reasoning-jury-sim',
-    choices: [{ index: 0, message, logprobs: null, finish_reason: r.finish_reason }],
-    usage,
-  };
 }
 
 /** Replies held on a timer (latency) or hanging (timeout), so close() can drop them all. */
@@ -184,8 +126,7 @@ function reply(d: ChatDeps, res: ServerResponse, req: ChatRequest, r: EngineResu
     // Released in hold(); the 504 only comes if the client is more patient than hang_ms.
     return d.held.hold(res, req.model, r.hangMs, () => sendError(res, 504, 'upstream_timeout', 'simulated upstream timeout', headers), () => undefined);
   }
-  // Derived from the request, so a fresh server replays byte-identical bodies.
-  const id = `chatcmpl-sim-${key.slice(0, 20)}-${attempt}`;
+  const id = completionId(key, attempt);
   const send = (): void => {
     runtime.record(req.model, 'ok', { task: r.task, format: r.format });
     sendJson(res, 200, completionBody(req, r, id), headers);
@@ -206,10 +147,7 @@ async function chat(d: ChatDeps, httpReq: IncomingMessage, res: ServerResponse):
     runtime.record(req.model, 'unknown_model');
     return sendError(res, 404, 'model_not_found', `The model "${req.model}" does not exist in the simulator profile.`);
   }
-  // The client's own check (dialect probe, preflight): no task, no faults, the answer it asks for.
-  if (req.messages.length === 1 && req.messages[0]!.content === PROBE_PROMPT) {
-    return sendJson(res, 200, completionBody(req, { kind: 'ok', task: 'probe', content: '{"ok": true}', tokens_in: 20, tokens_out: 4, latency_ms: 0, finish_reason: 'stop', format: 'json' } as Extract<EngineResult, { kind: 'ok' }>, 'chatcmpl-sim-probe'));
-  }
+  if (isProbe(req)) return sendJson(res, 200, probeBody(req));
   if (!runtime.tryAcquire(req.model, model.max_concurrency)) {
     runtime.record(req.model, 'rate_limited');
     return sendError(res, 429, 'rate_limit_exceeded', `simulator: more than ${model.max_concurrency} requests in flight for ${req.model}`, retryHeaders(model.retry_after_ms));
