@@ -1,5 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { ChatRequest } from '../llm/types.js';
+import { createBatchApi, type BatchApi, type BatchApiStats } from './batch-api.js';
+import { defaultBatchBehaviour } from './batch-profile.js';
 import { completionBody, completionId, CREATED, isProbe, probeBody, toChatRequest } from './chat-reply.js';
 import { defaultProfile } from './default-profile.js';
 import { requestKey, SimEngine, type EngineResult } from './engine.js';
@@ -12,6 +14,8 @@ import { HttpError, listenOpenAICompatible, readBody, sendError, sendJson } from
 /**
  * The simulator as an OpenAI-compatible HTTP server on loopback, so tests and the demo go
  * through the real `openai` client, real sockets, real 429/500 handling and real timeouts.
+ * It serves the OpenAI Files + Batches API too (batch-api.ts), answering batch lines through
+ * the same path as online calls.
  */
 
 export interface SimulatorOptions {
@@ -29,7 +33,10 @@ export interface RunningSimulator {
   url: string;
   port: number;
   engine: SimEngine;
+  /** online chat completions (the Batch API's lines are not in it) */
   stats(): SimStatsSnapshot;
+  /** the Batch API's accounting, and the online chat calls beside it; also GET /sim/stats */
+  batchStats(): SimBatchStats;
   /** stops listening, drops held requests and open sockets, clears every timer */
   close(): Promise<void>;
 }
@@ -81,6 +88,8 @@ interface ChatDeps {
   engine: SimEngine;
   runtime: SimRuntime;
   held: HeldReplies;
+  batch: BatchApi;
+  online: SimBatchStats['online'];
 }
 
 /** The body as a ChatRequest; an unreadable one is a 400 (counted for the model it names). */
@@ -141,7 +150,12 @@ function reply(d: ChatDeps, res: ServerResponse, req: ChatRequest, r: EngineResu
 /** POST /v1/chat/completions: unknown models are a 404, a full model a 429, the rest the engine's. */
 async function chat(d: ChatDeps, httpReq: IncomingMessage, res: ServerResponse): Promise<void> {
   const { engine, runtime } = d;
-  const req = await readChatRequest(httpReq, runtime);
+  const req = await readChatRequest(httpReq, runtime).catch((e: unknown) => {
+    d.online.chat_calls++;
+    throw e;
+  });
+  if (isProbe(req)) d.online.probe_calls++;
+  else d.online.chat_calls++;
   const model = engine.modelProfile(req.model);
   if (!model) {
     runtime.record(req.model, 'unknown_model');
@@ -169,13 +183,15 @@ function modelEntry(id: string): unknown {
   return { id, object: 'model', created: CREATED, owned_by: 'reasoning-jury-sim' };
 }
 
-/** Chat completions and the model listing; anything else is a 404 (or 405 for a GET to chat). */
+/** Chat completions, the model listing, the Files and Batches API and GET /sim/stats; anything else is a 404 (or 405). */
 async function route(d: ChatDeps, httpReq: IncomingMessage, res: ServerResponse): Promise<void> {
   const path = (httpReq.url ?? '/').split('?')[0]!.replace(/\/+$/, '');
   if (path === '/v1/chat/completions') {
     if (httpReq.method !== 'POST') throw new HttpError(405, 'method_not_allowed', 'use POST');
     return chat(d, httpReq, res);
   }
+  if (await d.batch.handle(httpReq, res, path)) return;
+  if (path === '/sim/stats' && httpReq.method === 'GET') return sendJson(res, 200, { chat: d.runtime.stats(), batch: batchStats(d) });
   if (path === '/v1/models' && httpReq.method === 'GET') {
     return sendJson(res, 200, { object: 'list', data: listedModels(d.engine.profile).map(modelEntry) });
   }
@@ -188,10 +204,21 @@ async function route(d: ChatDeps, httpReq: IncomingMessage, res: ServerResponse)
   throw new HttpError(404, 'not_found', `no route for ${httpReq.method} ${path}`);
 }
 
+/** What a test of batch mode asks: which batches were accepted with which custom_ids, and were there online calls. */
+export interface SimBatchStats extends BatchApiStats {
+  /** POST /v1/chat/completions: `chat_calls` are the real ones (a run in batch mode makes none), `probe_calls` the client's dialect probes */
+  online: { chat_calls: number; probe_calls: number };
+}
+
+function batchStats(d: ChatDeps): SimBatchStats {
+  return { online: { ...d.online }, ...d.batch.stats() };
+}
+
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimulator> {
   const engine = new SimEngine({ profile: opts.profile ?? defaultProfile(), ...(opts.gold ? { gold: opts.gold } : {}), ...(opts.tasks ? { tasks: opts.tasks } : {}) });
   const runtime = new SimRuntime();
-  const deps: ChatDeps = { engine, runtime, held: new HeldReplies(runtime) };
+  const batch = createBatchApi(engine, engine.profile.batch ?? defaultBatchBehaviour());
+  const deps: ChatDeps = { engine, runtime, held: new HeldReplies(runtime), batch, online: { chat_calls: 0, probe_calls: 0 } };
   const server = createServer((httpReq, res) => {
     runtime.noteAuthorization(httpReq.headers.authorization !== undefined);
     route(deps, httpReq, res).catch((e: unknown) => {
@@ -205,6 +232,11 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     port: listening.port,
     engine,
     stats: () => runtime.stats(),
-    close: () => listening.close(() => deps.held.cancelAll()),
+    batchStats: () => batchStats(deps),
+    close: () =>
+      listening.close(() => {
+        deps.held.cancelAll();
+        batch.close();
+      }),
   };
 }
