@@ -140,4 +140,24 @@ describe('run --batch against the simulator', () => {
     expect(new Set(all).size).toBe(all.length);
     expect((await sim.stats()).online.chat_calls).toBe(0);
   }, LONG_TEST_MS);
+
+  it('an expired batch and error-file lines: only those requests go again, each once, and every verdict is full', async () => {
+    const small = writeJsonl(join(dir, 'faults.jsonl'), benchRecords(40).records);
+    const sim = await startSim('faults', small, { completion_delay_ms: 50, fail_custom_ids: { rate: 0.1, seed: 3 }, expire_batches: { nth: [1], completed_share: 0.5 } });
+    const out = join(dir, 'faults');
+    const res = await runCli(['run', '-c', config('faults', sim), '-i', small, '-o', out, '--progress', 'none', '--batch'], { progress: treeProbe(out) });
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toMatch(/degraded verdicts\s+0\b/);
+    expect(res.stdout).toMatch(/no verdict \(too few jurors\)\s+0\b/);
+    const stats = await sim.stats();
+    expect(stats.accepted[0]!.status).toBe('expired');
+    const again = new Set(stats.accepted.flatMap((b) => [...b.expired, ...b.failed]));
+    expect(stats.accepted[0]!.expired.length).toBeGreaterThan(0);
+    expect(stats.accepted.flatMap((b) => b.failed).length).toBeGreaterThan(0);
+    const seen = new Map<string, number>();
+    for (const id of stats.accepted.flatMap((b) => b.custom_ids)) seen.set(id, (seen.get(id) ?? 0) + 1);
+    // a failed or expired request is in exactly one more batch; every other request in one
+    for (const [id, times] of seen) expect(times, id).toBe(again.has(id) ? 2 : 1);
+    expect(stats.online.chat_calls).toBe(0);
+  }, LONG_TEST_MS);
 });
