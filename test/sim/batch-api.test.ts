@@ -1,7 +1,7 @@
 import { APIError } from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PROBE_PROMPT, type ChatRequest } from '../../src/llm/types.js';
-import type { BatchBehaviourInput } from '../../src/sim/batch-profile.js';
+import { globRegExp, type BatchBehaviourInput } from '../../src/sim/batch-profile.js';
 import { buildGoldIndex } from '../../src/sim/gold.js';
 import { parseProfile, ProfileError, type ModelEntryInput } from '../../src/sim/profile.js';
 import { startSimulator, type RunningSimulator } from '../../src/sim/server.js';
@@ -300,5 +300,11 @@ describe('the batch: section of a simulator profile', () => {
     expect(parseProfile({ batch: { expire_batches: { nth: [3] } } }).batch!.expire_batches).toEqual({ nth: [3], custom_ids: [], completed_share: 0 });
     expect(() => parseProfile({ batch: { delay: 5 } })).toThrow(ProfileError);
     expect(() => parseProfile({ batch: { fail_custom_ids: { rate: 2 } } })).toThrow(/rate/);
+  });
+
+  it('reads custom_id patterns as globs over the whole id, every other character literal', () => {
+    const re = globRegExp('rec-1.?/*');
+    expect(['rec-1.2/a', 'rec-1.x/cons'].every((id) => re.test(id))).toBe(true);
+    expect(['rec-1x2/a', 'rec-1.2', 'xrec-1.2/a', 'rec-1.23/a'].some((id) => re.test(id))).toBe(false);
   });
 });
