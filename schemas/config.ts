@@ -22,6 +22,27 @@ export const BreakerConfig = z
   .describe('Circuit breaker of this endpoint (docs/operating.md, "Endpoint outages"). The longest outage a run waits out is `max_outage_ms`.');
 export type BreakerConfig = z.infer<typeof BreakerConfig>;
 
+export const EndpointBatchConfig = z
+  .object({
+    dialect: z
+      .enum(['openai', 'none'])
+      .default('openai')
+      .describe('How this endpoint\'s calls go out when the run is in batch mode (`batch.enabled` or `run --batch`; docs/batch.md): `openai` through the OpenAI Files + Batches API on this endpoint\'s `base_url` and key (OpenAI, Azure OpenAI, Together, Groq and the simulator speak it); `none` keeps them online, one HTTP request each. Endpoints of kind `local` always stay online.'),
+    max_requests: z.int().positive().max(50_000).default(50_000).describe('Most requests in one batch (OpenAI allows 50,000); a batch is submitted as soon as it holds this many.'),
+    max_bytes: z
+      .int()
+      .positive()
+      .max(200 * 1024 * 1024)
+      .default(190 * 1024 * 1024)
+      .describe('Largest batch input file in bytes (OpenAI allows 200 MB); a request that would push the file past it goes into the next batch.'),
+    quiet_ms: z.int().nonnegative().default(2000).describe('A batch that is not full is submitted once no new request has joined it for this long, so a run never waits on a batch nobody adds to.'),
+    poll_interval_ms: z.int().positive().default(30_000).describe('Wait between two status checks of a submitted batch (GET /batches/{id}).'),
+    completion_window: z.string().default('24h').describe('The `completion_window` each batch is created with (OpenAI accepts `24h`); a batch not finished within it expires and its requests are submitted again in a new batch.'),
+  })
+  .strict()
+  .describe('Batch inference settings of this endpoint (docs/batch.md). Used only when the run is in batch mode; absent: the defaults below.');
+export type EndpointBatchConfig = z.infer<typeof EndpointBatchConfig>;
+
 export const EndpointConfig = z
   .object({
     kind: z
@@ -60,6 +81,7 @@ export const EndpointConfig = z
       .positive()
       .optional()
       .describe('Context window in tokens of the models served here (prompt plus reply). A call whose estimated prompt (characters / 4, plus 4 per message) plus max_tokens exceeds it fails before it is sent. Absent: read once per model from GET /models when the server tells (vLLM `max_model_len`, llama.cpp `meta.n_ctx` / `meta.n_ctx_train`, OpenRouter `context_length`), else not checked. Not used by kind `local`, which checks with its own tokenizer.'),
+    batch: EndpointBatchConfig.optional(),
   })
   .strict()
   .superRefine((e, ctx) => {
@@ -137,6 +159,9 @@ export const PriceConfig = z
   .object({
     input_per_mtok: z.number().nonnegative().describe('USD per million prompt tokens.'),
     output_per_mtok: z.number().nonnegative().describe('USD per million completion tokens.'),
+    batch_input_per_mtok: z.number().nonnegative().optional().describe('USD per million prompt tokens of a call that went through a batch (docs/batch.md). Absent: `input_per_mtok` × `batch_discount`.'),
+    batch_output_per_mtok: z.number().nonnegative().optional().describe('USD per million completion tokens of a call that went through a batch. Absent: `output_per_mtok` × `batch_discount`.'),
+    batch_discount: z.number().nonnegative().max(1).optional().describe('Share of the online price a batched call pays when no batch rate is given; absent: 0.5 (OpenAI\'s Batch API: half price).'),
   })
   .strict()
   .describe('The list price of one model, keyed by the seats\' `model` name.');
@@ -441,6 +466,12 @@ export const JuryConfig = z
       .positive()
       .default(1_800_000)
       .describe('Longest an endpoint may stay down (see `endpoints.*.breaker`) while the run waits for it, intake paused. Beyond it the run stops with one line naming the endpoint and a non-zero exit; records still waiting are not committed, so the next run judges them. `--max-outage` overrides it (operational, not in config_hash).'),
+    // Optional rather than defaulted so configs without it keep their config_hash (it is operational anyway).
+    batch: z
+      .object({ enabled: z.boolean().default(false).describe('Batch mode: model calls of endpoints whose `batch.dialect` is not `none` go out through the endpoint\'s Batch API instead of one HTTP request each (half price on OpenAI, results within `completion_window`). `run --batch` turns it on for one run. Not with `mode: deliberation` nor kafka:// input (docs/batch.md).') })
+      .strict()
+      .optional()
+      .describe('Batch inference (operational, not in config_hash; docs/batch.md).'),
     preflight: z.boolean().default(true).describe('Before `run` reads any input, one tiny real call per distinct endpoint and model of the seats checks the key, the model name and the structured-output dialect; a fault stops the run with one line (exit 3) before anything is judged, and a server that does not answer yet is waited for up to `max_outage_ms`. `false` (or `run --no-preflight`) skips it (operational, not in config_hash).'),
     propagation: z.boolean().default(true).describe('Include the defect-propagation rule in the auditor prompt: steps built on an error are flagged with the same severity (paper default: on).'),
     severity_threshold: Impact.default('minor').describe('Lowest defect severity that labels a step erroneous in the `steps` table (`neutral` < `minor` < `major` < `fatal`).'),

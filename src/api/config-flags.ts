@@ -31,6 +31,8 @@ export interface ConfigFlagValues {
   cache?: boolean;
   /** --audit-log: audit_log.path */
   auditLog?: string;
+  /** --batch: batch.enabled */
+  batch?: boolean;
 }
 
 export type ConfigFlagName = keyof ConfigFlagValues;
@@ -48,6 +50,7 @@ export interface Settled {
   preflight: boolean;
   cache: boolean;
   auditLog: string | undefined;
+  batch: boolean;
 }
 type Value<K extends ConfigFlagName> = Exclude<ConfigFlagValues[K], undefined>;
 
@@ -165,6 +168,14 @@ export const CONFIG_FLAGS: { [K in ConfigFlagName]-?: ConfigFlag<K> } = {
     key: 'cache.enabled',
     configured: (c) => c.cache.enabled,
     apply: (c, v) => ({ ...c, cache: { ...c.cache, enabled: v } }),
+  },
+  batch: {
+    option: '--batch',
+    help: 'batch mode: model calls go out through each endpoint\'s Batch API (half price on OpenAI, results within its completion window; docs/batch.md); default: batch.enabled of the config, off',
+    key: 'batch.enabled',
+    parse: () => true,
+    configured: (c) => c.batch?.enabled ?? false,
+    apply: (c, v) => ({ ...c, batch: { ...c.batch, enabled: v } }),
   },
   auditLog: {
     option: '--audit-log <file>',

@@ -43,7 +43,7 @@ function hasSimulator(config: JuryConfig): boolean {
  * started here, graded against --gold and the labelled records of `from`, and stopped when the
  * runtime closes; says on stderr which simulators stand in for models.
  */
-export async function openJury(config: JuryConfig, opts: JuryOptions, from: JuryInput = {}, extra: Pick<RuntimeOptions, 'observer' | 'auditLogPath'> = {}): Promise<Runtime> {
+export async function openJury(config: JuryConfig, opts: JuryOptions, from: JuryInput = {}, extra: Pick<RuntimeOptions, 'observer' | 'auditLogPath' | 'batchJournal'> = {}): Promise<Runtime> {
   // --audit-log reached the config with the other flags (loadJuryConfig).
   const base: RuntimeOptions = { config, ...extra };
   // The runtime (model clients, Arrow, the jury) loads when a command opens a jury, not when it is

@@ -16,6 +16,7 @@ import type { OutputLease } from '../pipeline/commit/output-lease.js';
 import { InputChangedError } from '../pipeline/input-identity.js';
 import { callingModels, unpricedModels } from '../llm/ledger.js';
 import type { GatewayObserver } from '../llm/observer.js';
+import type { BatchStats } from '../llm/providers/batch/index.js';
 import type { StageView } from '../ops/inputs.js';
 import { ShardCommitter } from '../pipeline/commit/shard-commit.js';
 import { passesOn, wantsDetail } from '../derive/detail.js';
@@ -48,7 +49,8 @@ export interface RunJobOptions extends JuryOptions, ConfigFlagValues {
   input?: string;
   out: string;
   formats: ShardFormat[];
-  concurrency: number;
+  /** records judged at once; absent: 16, or BATCH_CONCURRENCY in batch mode */
+  concurrency?: number;
   maxRecords: number;
   maxChars: number;
   resume: boolean;
@@ -70,6 +72,13 @@ export interface RunJobOptions extends JuryOptions, ConfigFlagValues {
 }
 
 const DEFAULT_MAX_STORAGE_OUTAGE_MS = 10 * 60_000;
+const DEFAULT_CONCURRENCY = 16;
+/**
+ * Records judged at once in batch mode when --concurrency is not given: each waits for its batch
+ * while holding its slot, so this many records (some 3,000 Phase 1 requests with three jurors)
+ * make up a batch level.
+ */
+export const BATCH_CONCURRENCY = 1000;
 
 /**
  * The output store as the run uses it: every operation waits out outages (retry with backoff,
@@ -91,6 +100,8 @@ export interface RunJobHooks {
   onBudgetStop?(reason: string): void;
   /** metrics and probes (`--metrics-port`): told what the job runs and how it goes */
   observe?: RunObserver;
+  /** batch mode: the batches' progress, with every progress update and once at the end */
+  onBatch?(stats: BatchStats): void;
 }
 
 export interface RunObserver {
@@ -169,6 +180,7 @@ export async function runJob(opts: RunJobOptions, hooks: RunJobHooks, entry: Job
   hooks.onUnpriced?.(unpricedModels(config));
   refuseUnpricedUsdBudget(config, opts);
   const inputUrl = entry.input ? undefined : (opts.input ?? join(packageRoot(), 'examples', 'traces'));
+  refuseBatchMisfits(config, inputUrl, opts);
   // Endpoint keys can sit in variables of any name: they are secrets for the log as well.
   addLogSecrets(Object.values(config.endpoints).map((e) => (e.api_key_env ? process.env[e.api_key_env] : undefined)));
   if (!opts.input && !entry.input) logger('cli').info(`no --input given, reading the bundled examples in ${inputUrl}`, { path: inputUrl });
@@ -212,9 +224,23 @@ async function claim(output: OutputTarget, inputUrl: string | undefined, opts: R
   return await claimOutput(output, { command: 'run', scope: leaseScope(opts.rank ?? 0, opts.worldSize ?? 1), settings, signal });
 }
 
+/**
+ * Batch mode takes neither deliberation (a moderator's turns are sequential: every turn would be
+ * one batch round-trip, a day each at worst) nor kafka:// input (see docs/batch.md): one line each.
+ */
+function refuseBatchMisfits(config: JuryConfig, inputUrl: string | undefined, opts: RunJobOptions): void {
+  if (!setting(opts, config, 'batch')) return;
+  const from = settingSource(opts, 'batch');
+  if (config.mode === 'deliberation') throw new UsageError(`${from}: batch mode does not run mode "deliberation": its moderator's turns are sequential, so each turn would wait for a batch of its own (up to a day); use mode consolidation, or run deliberation online`);
+  if (inputUrl !== undefined && resumesFromGroup(inputUrl)) throw new UsageError(`${from}: batch mode does not read kafka:// input: a partition's offsets are committed in order, so one record waiting hours for its batch would hold back every commit after it and the group's rebalances would re-read what waits; copy the topic to files (or s3://) and judge those in batch mode`);
+}
+
 async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: OpenedInput, output: OutputTarget, done: OutputState, hooks: RunJobHooks, labelled: JuryInput, hold: IntakeHold, lease: OutputLease | undefined): Promise<StageCounters> {
   const observe = hooks.observe ?? {};
-  const runtime = await openJury(config, opts, labelled, observe.gateway ? { observer: observe.gateway } : {});
+  // Batch mode keeps its journal beside the manifests, so a re-run re-attaches to what is pending.
+  const runtime = await openJury(config, opts, labelled, { ...(observe.gateway ? { observer: observe.gateway } : {}), batchJournal: output.store });
+  const batchStats = runtime.batchStats;
+  const report = batchStats && hooks.onBatch ? () => hooks.onBatch!(batchStats()) : () => undefined;
   try {
     // Before any record is read: a refused key or an unknown model stops here, with nothing judged.
     if (setting(opts, config, 'preflight')) {
@@ -244,9 +270,9 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
       // A writer that lost the output's lease writes no further manifest.
       committer: new ShardCommitter(output.store, { formats: opts.formats, corpus: corpusSetting(opts, config), off: offTables(config), afterCommit: card.committed, ...tableLogOption(output.store), ...(lease ? { beforeManifest: () => lease.confirmHeld() } : {}) }),
       committed: done.ranges,
-      concurrency: opts.concurrency,
+      concurrency: opts.concurrency ?? (batchStats ? BATCH_CONCURRENCY : DEFAULT_CONCURRENCY),
       range: { maxRecords: opts.maxRecords, maxChars: opts.maxChars, sequentialUnits: input.sequentialUnits, ...(done.pinned ? { pinned: done.pinned } : {}) },
-      onProgress: (c) => (budget.check(c), hooks.onProgress(c)),
+      onProgress: (c) => (budget.check(c), report(), hooks.onProgress(c)),
       counters,
       ...(observe.onRangeDone ? { onRangeDone: observe.onRangeDone } : {}),
       signal: AbortSignal.any([hooks.signal, budget.signal, ...(lease ? [lease.lost] : [])]),
@@ -262,6 +288,7 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
       })
       .finally(() => card.flush()); // the last card is written while the run still holds the lease
   } finally {
+    report();
     await runtime.close();
   }
 }

@@ -56,7 +56,8 @@ export async function estimate(opts: EstimateOptions): Promise<Estimate> {
 }
 
 function text(e: Estimate): string {
-  const rows = [['mode', 'calls', 'tokens in', 'tokens out', 'USD'], ...e.modes.map((m) => [m.mode + (m.mode === e.configured_mode ? ' *' : ''), m.calls, m.tokens_in, m.tokens_out, m.cost_usd === null ? 'unknown' : m.cost_usd.toFixed(4)].map(String))];
+  const usd = (x: number | null, none = 'unknown') => (x === null ? none : x.toFixed(4));
+  const rows = [['mode', 'calls', 'tokens in', 'tokens out', 'USD', 'USD batch'], ...e.modes.map((m) => [m.mode + (m.mode === e.configured_mode ? ' *' : ''), m.calls, m.tokens_in, m.tokens_out, usd(m.cost_usd), usd(m.batch_cost_usd, m.mode === 'deliberation' ? 'n/a' : 'unknown')].map(String))];
   const w = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   const table = rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(w[i]!) : c.padStart(w[i]!))).join('  '));
   return [
@@ -64,6 +65,7 @@ function text(e: Estimate): string {
     `replies and deliberation turns: ${e.profile.from}`,
     ...table,
     '* the configured mode. Token counts are estimates (characters / 4, plus 4 per message); no model was called.',
+    'USD batch: the same calls with run --batch, at the models\' batch rates (prices.<model>.batch_*, else half the online price; docs/batch.md).',
     ...(e.cascade ? [`cascade Phase 1: share of records each juror judges: ${Object.entries(e.cascade.seat_shares).map(([id, x]) => `${id} ${x.toFixed(2)}`).join(', ')} (${e.cascade.from})`] : []),
     ...(e.unpriced_models.length ? [`models without a price (USD unknown where they are called): ${e.unpriced_models.join(', ')}`] : []),
   ].join('\n');

@@ -7,6 +7,7 @@ import { redactForLog } from '../util/log.js';
 import { applyLogSettings, fatalReport, type FatalReport } from './logging.js';
 import { runJob, type RunJobOptions } from '../api/run-job.js';
 import type { OpsMessage } from './run-ops.js';
+import type { BatchStats } from '../llm/providers/batch/index.js';
 
 /**
  * `run` executes here, in a worker thread whose heap limit the parent sets: V8 otherwise sizes
@@ -15,7 +16,7 @@ import type { OpsMessage } from './run-ops.js';
 export type WorkerMessage =
   | { type: 'total'; total: number | undefined }
   | { type: 'progress'; counters: StageCounters }
-  | { type: 'done'; counters: StageCounters; stopped: boolean; unpriced: string[]; metrics?: Scrape; /** a budget stopped intake: why */ budget?: string }
+  | { type: 'done'; counters: StageCounters; stopped: boolean; unpriced: string[]; metrics?: Scrape; /** a budget stopped intake: why */ budget?: string; /** batch mode: the batches' last state */ batch?: BatchStats }
   | { type: 'error'; report: FatalReport }
   /** an endpoint stayed down too long (or the run was stopped during an outage): what was committed, and why it stopped */
   | { type: 'outage'; counters: StageCounters; message: string }
@@ -41,6 +42,7 @@ let last = 0;
 let latest: StageCounters | undefined;
 let unpriced: string[] = [];
 let budget: string | undefined;
+let batch: BatchStats | undefined;
 try {
   const counters = await runJob(input.job, {
     signal: stop.signal,
@@ -49,6 +51,9 @@ try {
     },
     onBudgetStop: (reason) => {
       budget = reason;
+    },
+    onBatch: (stats) => {
+      batch = stats;
     },
     onTotal: (total) => port.postMessage({ type: 'total', total } satisfies WorkerMessage),
     onProgress: (counters) => {
@@ -62,7 +67,7 @@ try {
   });
   // The final exposition goes with the counters, so the metrics served after the worker is gone
   // are exactly the numbers of the summary.
-  port.postMessage({ type: 'done', counters, stopped: stop.signal.aborted, unpriced, ...(budget !== undefined ? { budget } : {}), ...(ops ? { metrics: await ops.final() } : {}) } satisfies WorkerMessage);
+  port.postMessage({ type: 'done', counters, stopped: stop.signal.aborted, unpriced, ...(budget !== undefined ? { budget } : {}), ...(batch ? { batch } : {}), ...(ops ? { metrics: await ops.final() } : {}) } satisfies WorkerMessage);
 } catch (err) {
   // The stage's counters object is live: it already holds the pause that ended the run.
   if (isEndpointOutage(err)) port.postMessage({ type: 'outage', counters: latest ?? newCounters(), message: err.message } satisfies WorkerMessage);

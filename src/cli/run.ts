@@ -4,6 +4,7 @@ import type { ShardFormat } from '../../schemas/outputs.js';
 import { findInputConnector, inputConnectors, outputLocation } from '../compose/io.js';
 import type { RejudgeKind } from '../compose/rejudge.js';
 import type { StageCounters } from '../pipeline/stage.js';
+import type { BatchStats } from '../llm/providers/batch/index.js';
 import { logger, logSettings, type LogSettings } from '../util/log.js';
 import { RunStoppedError, UsageError } from './io.js';
 import { configFlagOption, parseConfigFlags, type ConfigFlagName } from './config-flags.js';
@@ -24,7 +25,7 @@ interface RunOptions extends JuryOptions, LeaseFlags {
   input?: string;
   out: string;
   format: string;
-  concurrency: string;
+  concurrency?: string;
   rangeRecords: string;
   rangeMb: string;
   resume: boolean;
@@ -50,7 +51,7 @@ function oneOf<T extends string>(v: string, options: readonly T[], flag: string)
 }
 
 /** The flags of `run` that override a config key (src/cli/config-flags.ts decides which wins). */
-const RUN_CONFIG_FLAGS: readonly ConfigFlagName[] = ['corpus', 'tableFormat', 'onChangedInput', 'duplicateIds', 'maxOutageMs', 'verdictDetails', 'budgetUsd', 'budgetTokens', 'preflight'];
+const RUN_CONFIG_FLAGS: readonly ConfigFlagName[] = ['corpus', 'tableFormat', 'onChangedInput', 'duplicateIds', 'maxOutageMs', 'verdictDetails', 'budgetUsd', 'budgetTokens', 'preflight', 'batch'];
 
 const positiveInt = (v: string, flag: string): number => {
   const n = Number(v);
@@ -58,7 +59,19 @@ const positiveInt = (v: string, flag: string): number => {
   return n;
 };
 
-function summaryText(c: StageCounters, out: string, seconds: number, unpriced: readonly string[]): string {
+/** Batch mode's rows of the summary: what was submitted, what is still out, what the journal gave back. */
+function batchRows(b: BatchStats | undefined): Array<[string, string | number]> {
+  if (!b) return [];
+  return [
+    ['batches submitted / completed / failed or expired', `${b.submitted} / ${b.completed} / ${b.failed}`],
+    ['  requests sent in batches', b.requests_submitted],
+    ['  answered from the batch journal (earlier run)', b.served_from_journal],
+    ['  batches still in progress', b.in_progress],
+    ['  requests still waiting (oldest)', `${b.waiting} (${(b.oldest_wait_ms / 1000).toFixed(1)} s)`],
+  ];
+}
+
+function summaryText(c: StageCounters, out: string, seconds: number, unpriced: readonly string[], batch?: BatchStats): string {
   const rows = [
     ['records in', c.read + c.skipped_committed],
     ['  already committed (skipped)', c.skipped_committed],
@@ -74,6 +87,7 @@ function summaryText(c: StageCounters, out: string, seconds: number, unpriced: r
     ['ranges committed', c.ranges_committed],
     ...(c.ranges_not_written > 0 ? [['ranges not written (partition moved or overlapped; re-read)', c.ranges_not_written]] : []),
     ...(c.storage_outages > 0 ? [['output store outages waited out', `${c.storage_outages} (${(c.storage_outage_ms / 1000).toFixed(1)} s, intake held)`]] : []),
+    ...batchRows(batch),
     ['tokens in / out', `${c.tokens_in} / ${c.tokens_out}`],
     // A plain number (scripts read it); what it leaves out is said on the rows after it.
     ['cost (USD)', c.cost_usd.toFixed(6)],
@@ -100,7 +114,7 @@ async function runCommand(opts: RunOptions): Promise<void> {
     : undefined;
   try {
     const done = await runInWorker(job, maxHeapMb, opts.progress as ProgressMode, ops);
-    process.stdout.write(`${summaryText(done.counters, outputLocation(opts.out), (Date.now() - t0) / 1000, done.unpriced)}\n`);
+    process.stdout.write(`${summaryText(done.counters, outputLocation(opts.out), (Date.now() - t0) / 1000, done.unpriced, done.batch)}\n`);
     if (done.outage) throw new RunStoppedError(done.outage);
     if (done.budget !== undefined) process.stdout.write(`stopped by budget: ${done.budget}\nraise budget_usd / budget_tokens (or --budget-usd / --budget-tokens) and run the same command again to continue\n`);
     else if (done.stopped) process.stdout.write('stopped early: run the same command again to continue\n');
@@ -182,7 +196,8 @@ export function registerRun(program: Command): void {
     .addOption(configFlagOption('verdictDetails'))
     .addOption(configFlagOption('corpus'))
     .addOption(configFlagOption('tableFormat'))
-    .option('--concurrency <n>', 'records judged at once', '16')
+    .option('--concurrency <n>', 'records judged at once (default 16; 1000 in batch mode, where a record waits for its batch)')
+    .addOption(configFlagOption('batch'))
     .option('--range-records <n>', 'records per committed range (per shard file)', '1000')
     .option('--range-mb <n>', 'input megabytes per committed range', '64')
     .addOption(configFlagOption('onChangedInput'))
@@ -254,7 +269,7 @@ function parseRunOptions(opts: RunOptions): { job: RunJobOptions; maxHeapMb: num
     ...(opts.input ? { input: opts.input } : {}),
     out: opts.out,
     formats: opts.format === 'both' ? ['parquet', 'arrow'] : [opts.format as ShardFormat],
-    concurrency: positiveInt(opts.concurrency, '--concurrency'),
+    ...(opts.concurrency !== undefined ? { concurrency: positiveInt(opts.concurrency, '--concurrency') } : {}),
     maxRecords: positiveInt(opts.rangeRecords, '--range-records'),
     maxChars: positiveInt(opts.rangeMb, '--range-mb') * 1024 * 1024,
     resume: opts.resume,
@@ -277,6 +292,8 @@ interface WorkerOutcome {
   budget?: string;
   /** set when an endpoint outage stopped the run: the one line to print */
   outage?: string;
+  /** batch mode: the batches' last state */
+  batch?: BatchStats;
 }
 
 /**
@@ -323,7 +340,7 @@ async function runInWorker(job: RunJobOptions, maxHeapMb: number, progressMode: 
     if (m.type === 'total') progress = createProgress(progressMode, m.total, { format: job.log.format });
     else if (m.type === 'progress') progress?.update(m.counters);
     else if (m.type === 'done') {
-      finished = { counters: m.counters, stopped: m.stopped, unpriced: m.unpriced, ...(m.budget !== undefined ? { budget: m.budget } : {}) };
+      finished = { counters: m.counters, stopped: m.stopped, unpriced: m.unpriced, ...(m.budget !== undefined ? { budget: m.budget } : {}), ...(m.batch ? { batch: m.batch } : {}) };
       ops?.finished(m.metrics);
     } else if (m.type === 'outage') finished = { counters: m.counters, stopped: false, unpriced: [], outage: m.message };
     else if (m.type === 'error') failure = m.report;

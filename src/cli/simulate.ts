@@ -7,7 +7,7 @@ const log = logger('simulate');
 export function registerSimulate(program: Command): void {
   program
     .command('simulate')
-    .description('serve the juror simulator: an OpenAI-compatible /v1/chat/completions and /v1/models')
+    .description('serve the juror simulator: an OpenAI-compatible /v1/chat/completions and /v1/models, and the Files + Batches API (docs/simulator.md)')
     .option('-p, --port <port>', 'port to listen on (0 = any free port)', '8089')
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option('--profile <file>', 'simulator profile (YAML/JSON): per-model recall, false positives, latency, faults')

@@ -8,6 +8,7 @@ import { unpricedModels } from '../llm/ledger.js';
 import { logger } from '../util/log.js';
 import type { GatewayObserver } from '../llm/observer.js';
 import { providerKind } from '../llm/providers/index.js';
+import { BATCH_DEFAULTS, batchProviderFor, memoryJournal, sumStats, takesBatches, type BatchProvider, type BatchStats, type JournalStore } from '../llm/providers/batch/index.js';
 import type { Provider } from '../llm/types.js';
 import { loadPromptSet, REPAIR_TEMPLATES, type TemplateName } from '../prompts/templates.js';
 
@@ -33,21 +34,51 @@ export interface RuntimeOptions {
   onClose?: () => Promise<void>;
   /** Told of every model attempt and call (`run --metrics-port`). */
   observer?: GatewayObserver;
+  /**
+   * Where batch mode keeps its journal (the output's store, so a re-run re-attaches to pending
+   * batches); absent: kept in memory. Read only when `config.batch.enabled`.
+   */
+  batchJournal?: JournalStore;
 }
+
+/** The Phase 1 ceiling in batch mode: a juror's call waits for its batch, which may take a day. */
+const BATCH_PHASE1_CEILING_MS = 48 * 3600_000;
 
 /** What a command holds while it judges (the interface lives with the jury, which offline jobs may use). */
 export type { JuryRuntime as Runtime } from '../jury/runtime.js';
 
-/** The endpoint settings the gateway gets: served ones as given, the rest as their kind prepares them (local models resolved). */
+/**
+ * The endpoint settings the gateway gets: served ones as given, the rest as their kind prepares
+ * them (local models resolved). In batch mode a batched endpoint's calls all wait at once for
+ * their batch, so its limiter and Phase 1 admission let a whole batch be outstanding.
+ */
 function gatewayEndpoints(opts: RuntimeOptions): Record<string, EndpointConfig> {
   const endpoints: Record<string, EndpointConfig> = {};
   for (const [name, ep] of Object.entries(opts.config.endpoints)) {
     const served = opts.served && Object.hasOwn(opts.served, name) ? opts.served[name] : undefined;
     const prepare = opts.providerFor ? undefined : providerKind(ep.kind).prepare;
-    if (served && !opts.providerFor) endpoints[name] = served;
-    else endpoints[name] = prepare ? prepare(name, ep) : ep;
+    let e = served && !opts.providerFor ? served : prepare ? prepare(name, ep) : ep;
+    if (batchMode(opts.config) && takesBatches(e)) e = { ...e, max_concurrency: Math.max(e.max_concurrency, e.batch?.max_requests ?? BATCH_DEFAULTS.max_requests) };
+    endpoints[name] = e;
   }
   return endpoints;
+}
+
+const batchMode = (config: JuryConfig): boolean => config.batch?.enabled === true;
+
+/** The providers of a run: in batch mode a batched endpoint's is its batch provider, whose stats the runtime adds up. */
+function providersOf(opts: RuntimeOptions): { providerFor: ProviderFactory; batchStats?: () => BatchStats } {
+  const online = opts.providerFor ?? defaultProviderFor;
+  if (!batchMode(opts.config) || opts.providerFor) return { providerFor: online };
+  const journal = opts.batchJournal ?? memoryJournal();
+  const batched: BatchProvider[] = [];
+  const providerFor: ProviderFactory = (name, ep) => {
+    if (!takesBatches(ep)) return online(name, ep);
+    const p = batchProviderFor(name, ep, journal);
+    batched.push(p);
+    return p;
+  };
+  return { providerFor, batchStats: () => sumStats(batched.map((p) => p.stats())) };
 }
 
 /**
@@ -64,23 +95,28 @@ export async function openRuntime(opts: RuntimeOptions): Promise<JuryRuntime> {
   // Once per model, before any call: the rows will say null (unknown), never a silent $0.
   for (const model of unpricedModels(config)) logger('ledger').warn(`model "${model}" has no price under prices: cost_usd of its calls is null (unknown), not 0`, { model });
   warnUnsetKeys(config);
+  const endpoints = gatewayEndpoints(opts);
+  const providers = providersOf(opts);
   const gateway = createGateway({
-    endpoints: gatewayEndpoints(opts),
+    endpoints,
     prices: config.prices,
     cache: config.cache,
     auditLogPath: opts.auditLogPath !== undefined ? opts.auditLogPath : config.audit_log.path,
-    providerFor: opts.providerFor ?? defaultProviderFor,
+    providerFor: providers.providerFor,
     ...(opts.observer ? { observer: opts.observer } : {}),
     maxOutageMs: config.max_outage_ms,
     ...(config.max_tokens ? { maxTokens: config.max_tokens } : {}),
   });
   // Records start Phase 1 as fast as the endpoints serve it, so calls do not pile up in our limiter.
-  const admission = phase1Admission((name) => (Object.hasOwn(config.endpoints, name) ? config.endpoints[name]!.max_concurrency : undefined));
-  const jury: JuryContext = { config, gateway, prompts: loadPromptSet(config.prompts_dir, passTemplates(config)), configHash: configHash(config), downMs: gateway.health.downMs, admission, ...(external ? { external } : {}) };
+  const admission = phase1Admission((name) => (Object.hasOwn(endpoints, name) ? endpoints[name]!.max_concurrency : undefined));
+  // The config hash is the config's own: batch mode changes how calls travel, not what a verdict is.
+  const juryConfig = providers.batchStats ? { ...config, phase1_timeout_ms: Math.max(config.phase1_timeout_ms, BATCH_PHASE1_CEILING_MS) } : config;
+  const jury: JuryContext = { config: juryConfig, gateway, prompts: loadPromptSet(config.prompts_dir, passTemplates(config)), configHash: configHash(config), downMs: gateway.health.downMs, admission, ...(external ? { external } : {}) };
   return {
     jury,
     gateway,
     health: gateway.health,
+    ...(providers.batchStats ? { batchStats: providers.batchStats } : {}),
     async close() {
       try {
         await gateway.close();

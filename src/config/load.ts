@@ -112,7 +112,7 @@ function canonical(v: unknown): unknown {
 }
 
 /** Top-level sections left out of config_hash: where and how to run, not what a verdict says. */
-export const OPERATIONAL_KEYS = ['endpoints', 'prices', 'cache', 'audit_log', 'max_outage_ms', 'kafka', 's3', 'verdict_details', 'output', 'budget_usd', 'budget_tokens', 'preflight'] as const satisfies ReadonlyArray<keyof JuryConfig>;
+export const OPERATIONAL_KEYS = ['endpoints', 'prices', 'cache', 'audit_log', 'max_outage_ms', 'kafka', 's3', 'verdict_details', 'output', 'budget_usd', 'budget_tokens', 'preflight', 'batch'] as const satisfies ReadonlyArray<keyof JuryConfig>;
 
 /**
  * Hash of what shapes a verdict: seats, models, sampling, mode and thresholds. Operational

@@ -1,5 +1,6 @@
 import type { Gateway } from '../llm/gateway.js';
 import type { HealthView } from '../llm/health.js';
+import type { BatchStats } from '../llm/providers/batch/index.js';
 import type { JuryContext } from './judge.js';
 
 /**
@@ -11,5 +12,7 @@ export interface JuryRuntime {
   gateway: Gateway;
   /** up / down / probing of each endpoint (the gateway's breakers), for pauses, metrics and probes */
   health: HealthView;
+  /** batch mode: batches submitted / in progress / over and requests waiting, over every batched endpoint */
+  batchStats?(): BatchStats;
   close(): Promise<void>;
 }

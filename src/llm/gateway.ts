@@ -15,14 +15,14 @@ import { setMaxListeners } from 'node:events';
 import type { ZodType } from 'zod';
 import type { MaxTokensConfig, PriceConfig } from '../../schemas/config.js';
 import { createAuditLog } from './audit.js';
-import { createResponseCache } from './cache.js';
+import { cacheKey, createResponseCache } from './cache.js';
 import { callCore } from './call.js';
 import { contextWindows } from './context-window.js';
 import { jsonSchemaOf } from './generate.js';
 import { HealthRegistry, type HealthClock, type HealthView } from './health.js';
 import { auditAttempts, auditCacheHits } from './layers/audit.js';
 import { healthLayer } from './layers/health.js';
-import { cacheLayer } from './layers/cache.js';
+import { cacheIdentity, cacheLayer } from './layers/cache.js';
 import { ledgerLayer } from './layers/ledger.js';
 import { limitLayer } from './layers/limit.js';
 import { observeAttempts, observeCalls } from './layers/observe.js';
@@ -31,7 +31,7 @@ import { retryLayer } from './layers/retry.js';
 import { countUsage } from './layers/usage.js';
 import { Ledger } from './ledger.js';
 import { createLimiter, type Limiter } from './limits.js';
-import { providerAttempt, stackAttempt, stackCalls, type AttemptLayer, type CallHandler, type EndpointHandle } from './model.js';
+import { providerAttempt, stackAttempt, stackCalls, type AttemptInfo, type AttemptLayer, type CallHandler, type EndpointHandle } from './model.js';
 import type { GatewayObserver } from './observer.js';
 import { createOpenAIProvider } from './openai-provider.js';
 import { preflight } from './preflight.js';
@@ -111,10 +111,14 @@ export function createGateway(opts: GatewayOptions): Gateway {
     const probe = provider.probe ? () => provider.probe!(AbortSignal.timeout(probeTimeoutMs)) : undefined;
     const breaker = health.breaker(name, { failures: b.failures, probeIntervalMs: b.probe_interval_ms, probeMaxIntervalMs: b.probe_max_interval_ms, ...(probe ? { probe } : {}) });
     const scene = { endpoint: name, config, keySet: Boolean(config.api_key_env && env[config.api_key_env]) };
-    const turn = retry(stackAttempt(providerAttempt(provider), [healthLayer(breaker, scene), ...attemptLayers(limiter, config)]));
+    const identity = cacheIdentity({ name, config });
+    const keyOf = (req: ChatRequest, a: AttemptInfo) => cacheKey({ base_url: identity, request: req, sample_index: a.call.ctx.sample_index, kind: a.call.kind });
+    const turn = retry(stackAttempt(providerAttempt(provider, keyOf), [healthLayer(breaker, scene), ...attemptLayers(limiter, config)]));
     return { name, config, provider, limiter, turn, window: contextWindows(name, config, provider) };
   });
-  const handle = stackCalls(callCore({ shutdown: shutdown.signal, costOf: (m, i, o) => ledger.costOf(m, i, o), redact: redactor.text, now }), [
+  // A batched endpoint's calls pay the batch rate (a cache hit replays the usage first recorded).
+  const costOf = (m: string, i: number, o: number, endpoint?: string) => ledger.costOf(m, i, o, endpoint !== undefined && endpoints.get(endpoint).provider.batched === true);
+  const handle = stackCalls(callCore({ shutdown: shutdown.signal, costOf, redact: redactor.text, now }), [
     ledgerLayer(ledger),
     observeCalls(observer),
     auditCacheHits(audit),
@@ -126,7 +130,8 @@ export function createGateway(opts: GatewayOptions): Gateway {
     ledger,
     health: health.view,
     stopWaiting: () => health.stopWaiting(),
-    preflight: (seats, signal) => preflight(seats, endpoints.get, requestFor, signal ? AbortSignal.any([signal, shutdown.signal]) : shutdown.signal),
+    // A batched endpoint is not asked online: its first batch is its check.
+    preflight: (seats, signal) => preflight(seats.filter((s) => !endpoints.get(s.endpoint).provider.batched), endpoints.get, requestFor, signal ? AbortSignal.any([signal, shutdown.signal]) : shutdown.signal),
     structured: (c) => call(c, `structured:${c.schemaName}`, c.schema, c.schemaName),
     text: (c) => call(c, 'text'),
     async close() {

@@ -8,11 +8,25 @@ import { RecentMap } from '../util/recent.js';
 
 export type PriceTable = Record<string, PriceConfig>;
 
-/** Dollars for one call; null for a model missing from the table: its cost is unknown, not 0. */
-export function costOf(prices: PriceTable, model: string, tokensIn: number, tokensOut: number): number | null {
+/** The share of the online price a batched call pays when the model has no batch rate of its own. */
+export const DEFAULT_BATCH_DISCOUNT = 0.5;
+
+/** USD per million tokens in and out of `p`, online or through a batch (its batch rate, else the discounted online one). */
+export function ratesOf(p: PriceConfig, batch: boolean): { input: number; output: number } {
+  if (!batch) return { input: p.input_per_mtok, output: p.output_per_mtok };
+  const discount = p.batch_discount ?? DEFAULT_BATCH_DISCOUNT;
+  return { input: p.batch_input_per_mtok ?? p.input_per_mtok * discount, output: p.batch_output_per_mtok ?? p.output_per_mtok * discount };
+}
+
+/**
+ * Dollars for one call; null for a model missing from the table: its cost is unknown, not 0.
+ * `batch`: the call went through a Batch API and pays the model's batch rate.
+ */
+export function costOf(prices: PriceTable, model: string, tokensIn: number, tokensOut: number, batch = false): number | null {
   const p = Object.hasOwn(prices, model) ? prices[model] : undefined;
   if (!p) return null;
-  return (tokensIn * p.input_per_mtok + tokensOut * p.output_per_mtok) / 1_000_000;
+  const r = ratesOf(p, batch);
+  return (tokensIn * r.input + tokensOut * r.output) / 1_000_000;
 }
 
 /** Models of the config's seats with no entry under `prices`, sorted: their calls' cost is unknown. */
@@ -103,8 +117,8 @@ export class Ledger {
 
   constructor(private readonly prices: PriceTable = {}) {}
 
-  costOf(model: string, tokensIn: number, tokensOut: number): number | null {
-    return costOf(this.prices, model, tokensIn, tokensOut);
+  costOf(model: string, tokensIn: number, tokensOut: number, batch = false): number | null {
+    return costOf(this.prices, model, tokensIn, tokensOut, batch);
   }
 
   isPriced(model: string): boolean {

@@ -97,8 +97,12 @@ export interface ModelCall<T> {
 export type CallHandler = <T>(call: ModelCall<T>) => Promise<CallResult<T>>;
 export type CallLayer = (next: CallHandler) => CallHandler;
 
-/** The innermost attempt: ask the provider, and normalise what it said. */
-export function providerAttempt(provider: Provider): Attempt {
+/** The stable key of an attempt's request, for a batched provider (see CompletionContext). */
+export type RequestKeyFn = (req: ChatRequest, a: AttemptInfo) => string;
+
+/** The innermost attempt: ask the provider (a batched one with the request's key), and normalise what it said. */
+export function providerAttempt(provider: Provider, keyOf?: RequestKeyFn): Attempt {
+  if (provider.batched && keyOf) return async (req, a) => toCompletion(await provider.complete(req, a.signal, { key: keyOf(req, a) }));
   return async (req, a) => toCompletion(await provider.complete(req, a.signal));
 }
 

@@ -151,7 +151,7 @@ function sendFailure(err: unknown, signal: AbortSignal, redactor: Redactor, scop
 }
 
 /** The chat completion body: sampling knobs, the dialect's format fields, then extra_body last. */
-function chatBody(req: ChatRequest, maxTokensField: string, format: Record<string, unknown>): Record<string, unknown> {
+export function chatBody(req: ChatRequest, maxTokensField: string, format: Record<string, unknown>): Record<string, unknown> {
   return {
     model: req.model,
     messages: req.messages.map((m) => ({ role: m.role, content: m.content })),
@@ -166,7 +166,7 @@ function chatBody(req: ChatRequest, maxTokensField: string, format: Record<strin
   };
 }
 
-function clientFor(endpoint: EndpointConfig, apiKey: string, fetch: typeof globalThis.fetch): OpenAI {
+export function clientFor(endpoint: EndpointConfig, apiKey: string, fetch: typeof globalThis.fetch): OpenAI {
   return new OpenAI({
     apiKey,
     baseURL: endpoint.base_url,
@@ -190,7 +190,7 @@ function callerAbort(signal: AbortSignal, redactor: Redactor): ProviderError {
   return new ProviderError(redactor.text(`aborted by caller: ${why}`), false);
 }
 
-function toResponse(completion: OpenAI.Chat.ChatCompletion, redactor: Redactor, endpoint: string): ChatResponse {
+export function toResponse(completion: OpenAI.Chat.ChatCompletion, redactor: Redactor, endpoint: string): ChatResponse {
   // The client hands over the body as text when it is not JSON (an HTML page from a proxy or a
   // base_url that is not the API): say so rather than "no choices".
   if (typeof completion !== 'object' || completion === null) throw new ProviderError(redactor.text(short(`the server answered HTTP 200 with a body that is not JSON (${describeBody(completion)}): is endpoints.${endpoint}.base_url the API root (…/v1), not a web page or a proxy's login?`)), true, 200);

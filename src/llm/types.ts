@@ -47,7 +47,13 @@ export interface ChatResponse {
  */
 export interface Provider {
   readonly name: string;
-  complete(req: ChatRequest, signal: AbortSignal): Promise<ChatResponse>;
+  /** `ctx` is given to providers that set `batched` (and only to them). */
+  complete(req: ChatRequest, signal: AbortSignal, ctx?: CompletionContext): Promise<ChatResponse>;
+  /**
+   * Calls go out through a Batch API (./providers/batch/): each waits for its batch, is told its
+   * request's stable key, pays the model's batch rate, and is left out of the preflight.
+   */
+  readonly batched?: boolean;
   /**
    * A cheap request that tells whether the server is serving at all (HTTP: GET /models);
    * resolves when it answers, throws ProviderError when it cannot be reached or answers 5xx.
@@ -60,6 +66,15 @@ export interface Provider {
    */
   contextWindow?(model: string, signal: AbortSignal): Promise<WindowSource | undefined>;
   close?(): Promise<void>;
+}
+
+/** What a batched provider is told of an attempt besides its request. */
+export interface CompletionContext {
+  /**
+   * The request's stable key: the response cache's key of it (endpoint identity, model,
+   * sampling, messages, sample_index, kind), so a re-run gives the same call the same key.
+   */
+  key: string;
 }
 
 /** A model's context window in tokens, and where the number came from (for messages). */

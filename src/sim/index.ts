@@ -1,5 +1,9 @@
 /** Public surface of the juror simulator (see the module comments for behaviour). */
-export { startSimulator, toChatRequest, type RunningSimulator, type SimulatorOptions } from './server.js';
+export { startSimulator, type RunningSimulator, type SimBatchStats, type SimulatorOptions } from './server.js';
+export { toChatRequest, answerSettled, type SettledAnswer } from './chat-reply.js';
+export { parseBatchInput, CHAT_ENDPOINT, type BatchLine, type InputProblem } from './batch-input.js';
+export { BatchBehaviour, defaultBatchBehaviour, type BatchBehaviourInput } from './batch-profile.js';
+export type { AcceptedBatchStats, BatchJobStats, BatchStatus } from './batch-jobs.js';
 export { createSimProvider, type SimProvider, type SimProviderOptions } from './provider.js';
 export { SimEngine, estimateTokens, requestKey, type EngineOptions, type EngineResult } from './engine.js';
 export { loadProfileFile, parseProfile, modelProfile, listedModels, withoutFaults, withoutLatency, ProfileError, type SimProfile, type ModelProfile, type ModelEntryInput, type ProfileFileInput } from './profile.js';

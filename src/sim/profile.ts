@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ReasoningJuryError } from '../util/errors.js';
+import { BatchBehaviour } from './batch-profile.js';
 
 /**
  * Simulator profile: how each simulated model behaves. A file holds a top-level `seed` and
@@ -213,6 +214,7 @@ export const ProfileFile = z
   .object({
     seed: z.int().default(0),
     models: z.record(z.string().min(1), ModelEntry).default({}),
+    batch: BatchBehaviour.prefault({}).describe('how the simulated OpenAI Batch API behaves (src/sim/batch-profile.ts)'),
   })
   .strict();
 export type ProfileFileInput = z.input<typeof ProfileFile>;
@@ -268,6 +270,8 @@ export interface SimProfile {
   models: Record<string, ModelProfile>;
   /** profile for model names not listed; null = unknown models are rejected */
   default: ModelProfile | null;
+  /** the Batch API's behaviour; the defaults (src/sim/batch-profile.ts) when absent */
+  batch?: BatchBehaviour;
 }
 
 export class ProfileError extends ReasoningJuryError {
@@ -298,9 +302,9 @@ function resolve(name: string, ...layers: (ModelEntry | undefined)[]): ModelProf
 export function parseProfile(raw: unknown): SimProfile {
   const r = ProfileFile.safeParse(raw);
   if (!r.success) throw new ProfileError(`invalid simulator profile:\n${z.prettifyError(r.error)}`);
-  const { seed, models } = r.data;
+  const { seed, models, batch } = r.data;
   const base = models.default;
-  const out: SimProfile = { seed, models: {}, default: base ? resolve('default', base) : null };
+  const out: SimProfile = { seed, models: {}, default: base ? resolve('default', base) : null, batch };
   for (const [name, entry] of Object.entries(models)) {
     if (name !== 'default') out.models[name] = resolve(name, base, entry);
   }
@@ -341,7 +345,7 @@ export function listedModels(profile: SimProfile): string[] {
 function mapModels(p: SimProfile, f: (m: ModelProfile) => ModelProfile): SimProfile {
   const models: Record<string, ModelProfile> = {};
   for (const [k, v] of Object.entries(p.models)) models[k] = f(v);
-  return { seed: p.seed, models, default: p.default ? f(p.default) : null };
+  return { seed: p.seed, models, default: p.default ? f(p.default) : null, ...(p.batch ? { batch: p.batch } : {}) };
 }
 
 /** Same judgements, but no HTTP faults and always well-formed JSON (for tests that need clean runs). */

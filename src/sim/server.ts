@@ -1,6 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { z } from 'zod';
-import { PROBE_PROMPT, type ChatMessage, type ChatRequest } from '../llm/types.js';
+import type { ChatRequest } from '../llm/types.js';
+import { createBatchApi, type BatchApi, type BatchApiStats } from './batch-api.js';
+import { defaultBatchBehaviour } from './batch-profile.js';
+import { completionBody, completionId, CREATED, isProbe, probeBody, toChatRequest } from './chat-reply.js';
 import { defaultProfile } from './default-profile.js';
 import { requestKey, SimEngine, type EngineResult } from './engine.js';
 import type { GoldIndex } from './gold.js';
@@ -12,6 +14,8 @@ import { HttpError, listenOpenAICompatible, readBody, sendError, sendJson } from
 /**
  * The simulator as an OpenAI-compatible HTTP server on loopback, so tests and the demo go
  * through the real `openai` client, real sockets, real 429/500 handling and real timeouts.
+ * It serves the OpenAI Files + Batches API too (batch-api.ts), answering batch lines through
+ * the same path as online calls.
  */
 
 export interface SimulatorOptions {
@@ -29,74 +33,19 @@ export interface RunningSimulator {
   url: string;
   port: number;
   engine: SimEngine;
+  /** online chat completions (the Batch API's lines are not in it) */
   stats(): SimStatsSnapshot;
+  /** the Batch API's accounting, and the online chat calls beside it; also GET /sim/stats */
+  batchStats(): SimBatchStats;
   /** stops listening, drops held requests and open sockets, clears every timer */
   close(): Promise<void>;
 }
 
-/** Fixed so identical requests give byte-identical bodies. */
-const CREATED = 1_735_689_600;
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
-
-const ContentPart = z.object({ type: z.string(), text: z.string().optional() }).loose();
-const WireMessage = z
-  .object({ role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']), content: z.union([z.string(), z.array(ContentPart), z.null()]) })
-  .loose();
-const WireRequest = z
-  .object({
-    model: z.string().min(1),
-    messages: z.array(WireMessage).min(1),
-    seed: z.int().nullish(),
-    temperature: z.number().nullish(),
-    top_p: z.number().nullish(),
-    max_tokens: z.int().positive().nullish(),
-    max_completion_tokens: z.int().positive().nullish(),
-    reasoning_effort: z.string().nullish(),
-    stream: z.boolean().nullish(),
-    n: z.int().nullish(),
-  })
-  .loose();
-
-/** The wire body as the ChatRequest the engine understands. */
-export function toChatRequest(body: unknown): ChatRequest {
-  const r = WireRequest.safeParse(body);
-  if (!r.success) throw new HttpError(400, 'invalid_request', `invalid chat completion request: ${z.prettifyError(r.error).replace(/\s+/g, ' ')}`);
-  const b = r.data;
-  if (b.stream) throw new HttpError(400, 'unsupported', 'the simulator does not stream; send stream: false');
-  if (b.n !== undefined && b.n !== null && b.n !== 1) throw new HttpError(400, 'unsupported', 'the simulator returns one choice; n must be 1');
-  const messages: ChatMessage[] = b.messages.map((m) => ({
-    role: m.role === 'developer' ? 'system' : m.role === 'tool' ? 'user' : m.role,
-    content: typeof m.content === 'string' ? m.content : (m.content ?? []).map((p) => p.text ?? '').join(''),
-  }));
-  const req: ChatRequest = { model: b.model, messages };
-  if (b.seed != null) req.seed = b.seed;
-  if (b.temperature != null) req.temperature = b.temperature;
-  if (b.top_p != null) req.top_p = b.top_p;
-  const maxTokens = b.max_completion_tokens ?? b.max_tokens;
-  if (maxTokens != null) req.max_tokens = maxTokens;
-  if (b.reasoning_effort === 'low' || b.reasoning_effort === 'medium' || b.reasoning_effort === 'high') req.reasoning_effort = b.reasoning_effort;
-  return req;
-}
 
 function retryHeaders(ms: number): Record<string, string> {
   // retry-after is whole seconds by the HTTP spec; retry-after-ms (read by the openai client) is exact.
   return { 'retry-after': String(Math.ceil(ms / 1000)), 'retry-after-ms': String(ms) };
-}
-
-function completionBody(req: ChatRequest, r: Extract<EngineResult, { kind: 'ok' }>, id: string): unknown {
-  const message: Record<string, unknown> = { role: 'assistant', content: r.content, refusal: null };
-  if (r.reasoning !== undefined) message.reasoning_content = r.reasoning;
-  const usage: Record<string, unknown> = { prompt_tokens: r.tokens_in, completion_tokens: r.tokens_out, total_tokens: r.tokens_in + r.tokens_out };
-  if (r.reasoning !== undefined) usage.completion_tokens_details = { reasoning_tokens: Math.ceil(r.reasoning.length / 4) };
-  return {
-    id,
-    object: 'chat.completion',
-    created: CREATED,
-    model: req.model,
-    system_fingerprint: 'reasoning-jury-sim',
-    choices: [{ index: 0, message, logprobs: null, finish_reason: r.finish_reason }],
-    usage,
-  };
 }
 
 /** Replies held on a timer (latency) or hanging (timeout), so close() can drop them all. */
@@ -139,6 +88,8 @@ interface ChatDeps {
   engine: SimEngine;
   runtime: SimRuntime;
   held: HeldReplies;
+  batch: BatchApi;
+  online: SimBatchStats['online'];
 }
 
 /** The body as a ChatRequest; an unreadable one is a 400 (counted for the model it names). */
@@ -184,8 +135,7 @@ function reply(d: ChatDeps, res: ServerResponse, req: ChatRequest, r: EngineResu
     // Released in hold(); the 504 only comes if the client is more patient than hang_ms.
     return d.held.hold(res, req.model, r.hangMs, () => sendError(res, 504, 'upstream_timeout', 'simulated upstream timeout', headers), () => undefined);
   }
-  // Derived from the request, so a fresh server replays byte-identical bodies.
-  const id = `chatcmpl-sim-${key.slice(0, 20)}-${attempt}`;
+  const id = completionId(key, attempt);
   const send = (): void => {
     runtime.record(req.model, 'ok', { task: r.task, format: r.format });
     sendJson(res, 200, completionBody(req, r, id), headers);
@@ -200,16 +150,18 @@ function reply(d: ChatDeps, res: ServerResponse, req: ChatRequest, r: EngineResu
 /** POST /v1/chat/completions: unknown models are a 404, a full model a 429, the rest the engine's. */
 async function chat(d: ChatDeps, httpReq: IncomingMessage, res: ServerResponse): Promise<void> {
   const { engine, runtime } = d;
-  const req = await readChatRequest(httpReq, runtime);
+  const req = await readChatRequest(httpReq, runtime).catch((e: unknown) => {
+    d.online.chat_calls++;
+    throw e;
+  });
+  if (isProbe(req)) d.online.probe_calls++;
+  else d.online.chat_calls++;
   const model = engine.modelProfile(req.model);
   if (!model) {
     runtime.record(req.model, 'unknown_model');
     return sendError(res, 404, 'model_not_found', `The model "${req.model}" does not exist in the simulator profile.`);
   }
-  // The client's own check (dialect probe, preflight): no task, no faults, the answer it asks for.
-  if (req.messages.length === 1 && req.messages[0]!.content === PROBE_PROMPT) {
-    return sendJson(res, 200, completionBody(req, { kind: 'ok', task: 'probe', content: '{"ok": true}', tokens_in: 20, tokens_out: 4, latency_ms: 0, finish_reason: 'stop', format: 'json' } as Extract<EngineResult, { kind: 'ok' }>, 'chatcmpl-sim-probe'));
-  }
+  if (isProbe(req)) return sendJson(res, 200, probeBody(req));
   if (!runtime.tryAcquire(req.model, model.max_concurrency)) {
     runtime.record(req.model, 'rate_limited');
     return sendError(res, 429, 'rate_limit_exceeded', `simulator: more than ${model.max_concurrency} requests in flight for ${req.model}`, retryHeaders(model.retry_after_ms));
@@ -231,13 +183,15 @@ function modelEntry(id: string): unknown {
   return { id, object: 'model', created: CREATED, owned_by: 'reasoning-jury-sim' };
 }
 
-/** Chat completions and the model listing; anything else is a 404 (or 405 for a GET to chat). */
+/** Chat completions, the model listing, the Files and Batches API and GET /sim/stats; anything else is a 404 (or 405). */
 async function route(d: ChatDeps, httpReq: IncomingMessage, res: ServerResponse): Promise<void> {
   const path = (httpReq.url ?? '/').split('?')[0]!.replace(/\/+$/, '');
   if (path === '/v1/chat/completions') {
     if (httpReq.method !== 'POST') throw new HttpError(405, 'method_not_allowed', 'use POST');
     return chat(d, httpReq, res);
   }
+  if (await d.batch.handle(httpReq, res, path)) return;
+  if (path === '/sim/stats' && httpReq.method === 'GET') return sendJson(res, 200, { chat: d.runtime.stats(), batch: batchStats(d) });
   if (path === '/v1/models' && httpReq.method === 'GET') {
     return sendJson(res, 200, { object: 'list', data: listedModels(d.engine.profile).map(modelEntry) });
   }
@@ -250,10 +204,21 @@ async function route(d: ChatDeps, httpReq: IncomingMessage, res: ServerResponse)
   throw new HttpError(404, 'not_found', `no route for ${httpReq.method} ${path}`);
 }
 
+/** What a test of batch mode asks: which batches were accepted with which custom_ids, and were there online calls. */
+export interface SimBatchStats extends BatchApiStats {
+  /** POST /v1/chat/completions: `chat_calls` are the real ones (a run in batch mode makes none), `probe_calls` the client's dialect probes */
+  online: { chat_calls: number; probe_calls: number };
+}
+
+function batchStats(d: ChatDeps): SimBatchStats {
+  return { online: { ...d.online }, ...d.batch.stats() };
+}
+
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimulator> {
   const engine = new SimEngine({ profile: opts.profile ?? defaultProfile(), ...(opts.gold ? { gold: opts.gold } : {}), ...(opts.tasks ? { tasks: opts.tasks } : {}) });
   const runtime = new SimRuntime();
-  const deps: ChatDeps = { engine, runtime, held: new HeldReplies(runtime) };
+  const batch = createBatchApi(engine, engine.profile.batch ?? defaultBatchBehaviour());
+  const deps: ChatDeps = { engine, runtime, held: new HeldReplies(runtime), batch, online: { chat_calls: 0, probe_calls: 0 } };
   const server = createServer((httpReq, res) => {
     runtime.noteAuthorization(httpReq.headers.authorization !== undefined);
     route(deps, httpReq, res).catch((e: unknown) => {
@@ -267,6 +232,11 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
     port: listening.port,
     engine,
     stats: () => runtime.stats(),
-    close: () => listening.close(() => deps.held.cancelAll()),
+    batchStats: () => batchStats(deps),
+    close: () =>
+      listening.close(() => {
+        deps.held.cancelAll();
+        batch.close();
+      }),
   };
 }

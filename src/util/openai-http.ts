@@ -68,13 +68,22 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 }
 
 /** The error body the openai client parses: {error: {message, type, param, code}}. */
-export function sendError(res: ServerResponse, status: number, code: string, message: string, headers: Record<string, string> = {}): void {
+export function errorBody(status: number, code: string, message: string): { error: { message: string; type: string; param: null; code: string } } {
   const type = status === 429 ? 'rate_limit_error' : status === 401 ? 'authentication_error' : status >= 500 ? 'server_error' : 'invalid_request_error';
-  sendJson(res, status, { error: { message, type, param: null, code } }, headers);
+  return { error: { message, type, param: null, code } };
+}
+
+export function sendError(res: ServerResponse, status: number, code: string, message: string, headers: Record<string, string> = {}): void {
+  sendJson(res, status, errorBody(status, code, message), headers);
 }
 
 /** The request body as text, refusing more than `maxBytes` (413) and a client that leaves mid-body (400). */
-export function readBody(req: IncomingMessage, maxBytes: number): Promise<string> {
+export async function readBody(req: IncomingMessage, maxBytes: number): Promise<string> {
+  return (await readBodyBytes(req, maxBytes)).toString('utf8');
+}
+
+/** The request body as bytes (a multipart upload is not text), with readBody's limits. */
+export function readBodyBytes(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -85,7 +94,7 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<string
         req.destroy();
       } else chunks.push(c);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
     // A client that leaves mid-body never sends 'end'; settle so the handler does not dangle.
     req.on('close', () => {

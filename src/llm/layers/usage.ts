@@ -19,8 +19,8 @@ export function newMeter(): CallMeter {
   return { attempts: 0, tokens_in: 0, tokens_out: 0 };
 }
 
-/** Dollars of one call, or null when the model has no price (unknown, not free). */
-export type CostFn = (model: string, tokensIn: number, tokensOut: number) => number | null;
+/** Dollars of one call, or null when the model has no price (unknown, not free); `endpoint` decides online or batch rates. */
+export type CostFn = (model: string, tokensIn: number, tokensOut: number, endpoint?: string) => number | null;
 
 /** The CallUsage of a logical call from its meter; `latencyMs` covers all of its attempts. */
 export function usageOf(call: CallInfo, costOf: CostFn, latencyMs: number, outcome: 'ok' | 'error'): CallUsage {
@@ -32,7 +32,7 @@ export function usageOf(call: CallInfo, costOf: CostFn, latencyMs: number, outco
     endpoint: seat.endpoint,
     tokens_in: meter.tokens_in,
     tokens_out: meter.tokens_out,
-    cost_usd: costOf(seat.model, meter.tokens_in, meter.tokens_out),
+    cost_usd: costOf(seat.model, meter.tokens_in, meter.tokens_out, seat.endpoint),
     latency_ms: Math.max(0, Math.round(latencyMs)),
     // The schema wants >= 1; a call aborted before its first attempt still counts as one try.
     attempts: Math.max(1, meter.attempts),
