@@ -37,7 +37,7 @@ afterAll(() => {
 
 interface Sim {
   url: string;
-  stats(): Promise<{ online: { chat_calls: number }; accepted: Array<{ status: string; custom_ids: string[] }>; batch_requests: number }>;
+  stats(): Promise<{ online: { chat_calls: number }; accepted: Array<{ status: string; custom_ids: string[]; failed: string[]; expired: string[] }>; batch_requests: number }>;
 }
 
 /** `reasoning-jury simulate` graded against the input's labels, with the profile's `batch:` section. */
