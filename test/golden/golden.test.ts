@@ -148,9 +148,13 @@ describe.skipIf(!hasReference)(`shards are byte-identical to ${REFERENCE} with t
     // The embedded default jury, with the response cache on and a profile that exercises
     // repairs (malformed, fenced, prose JSON), 429s and 500s.
     const seats = ['a', 'b', 'c'].map((s, i) => `  - { id: jury-${i}, endpoint: sim, model: sim-juror-${s} }`).join('\n');
+    // The profile as the reference knew it: keys added since (the Batch API's `batch:`) would
+    // fail its strict schema, and they do not touch online calls.
+    const profile = join(dir, 'sim-profile.yaml');
+    writeFileSync(profile, execFileSync('git', ['show', `${REFERENCE}:examples/sim-profile.yaml`], { cwd: root }));
     writeFileSync(
       config,
-      `endpoints:\n  sim: { kind: simulator, profile: ${join(root, 'examples', 'sim-profile.yaml')} }\njurors:\n${seats}\n` +
+      `endpoints:\n  sim: { kind: simulator, profile: ${profile} }\njurors:\n${seats}\n` +
         `consolidator: { id: consolidator, endpoint: sim, model: sim-consolidator }\nmode: consolidation\ncache: { enabled: true, dir: ${join(dir, 'cache')} }\n`,
     );
     processBench2000(input);
