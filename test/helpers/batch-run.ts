@@ -20,6 +20,7 @@ export const MODELS = ['sim-juror-a', 'sim-juror-b', 'sim-juror-c', 'sim-consoli
 
 export interface Sim {
   url: string;
+  port: number;
   stats(): Promise<{ online: { chat_calls: number }; accepted: Array<{ id: string; status: string; custom_ids: string[]; expired: string[]; failed: string[] }>; batch_requests: number }>;
 }
 
@@ -30,12 +31,12 @@ export function simProfileFile(dir: string, name: string, batch: Record<string, 
   return profile;
 }
 
-/** `reasoning-jury simulate` graded against `gold`; the child is pushed to `children` for the caller to kill. */
-export async function startSim(dir: string, children: ChildProcess[], name: string, gold: string, batch: Record<string, unknown>): Promise<Sim> {
+/** `reasoning-jury simulate` graded against `gold` (on `port`, 0: any); the child is pushed to `children` for the caller to kill. */
+export async function startSim(dir: string, children: ChildProcess[], name: string, gold: string, batch: Record<string, unknown>, port = 0): Promise<Sim> {
   const profile = simProfileFile(dir, name, batch);
-  const child = spawn(process.execPath, [BIN, 'simulate', '--port', '0', '--profile', profile, '--gold', gold], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'simulate', '--port', String(port), '--profile', profile, '--gold', gold], { stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
-  const port = await new Promise<number>((resolve, reject) => {
+  const bound = await new Promise<number>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d) => {
       out += d;
@@ -44,8 +45,8 @@ export async function startSim(dir: string, children: ChildProcess[], name: stri
     });
     child.on('exit', (code) => reject(new Error(`simulator exited with ${code}`)));
   });
-  const url = `http://127.0.0.1:${port}`;
-  return { url: `${url}/v1`, stats: async () => ((await (await fetch(`${url}/sim/stats`)).json()) as { batch: Awaited<ReturnType<Sim['stats']>> }).batch };
+  const url = `http://127.0.0.1:${bound}`;
+  return { url: `${url}/v1`, port: bound, stats: async () => ((await (await fetch(`${url}/sim/stats`)).json()) as { batch: Awaited<ReturnType<Sim['stats']>> }).batch };
 }
 
 /** Three jurors and a consolidator on one endpoint at `url`, cache off; `batch` is the endpoint's batch section. */
