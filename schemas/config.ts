@@ -493,7 +493,7 @@ export const JuryConfig = z
       .describe('Longest an endpoint may stay down (see `endpoints.*.breaker`) while the run waits for it, intake paused. Beyond it the run stops with one line naming the endpoint and a non-zero exit; records still waiting are not committed, so the next run judges them. `--max-outage` overrides it (operational, not in config_hash).'),
     // Optional rather than defaulted so configs without it keep their config_hash (it is operational anyway).
     batch: z
-      .object({ enabled: z.boolean().default(false).describe('Batch mode: model calls of endpoints whose `batch.dialect` is not `none` go out through the endpoint\'s Batch API instead of one HTTP request each (half price on OpenAI, results within `completion_window`). `run --batch` turns it on for one run. Not with `mode: deliberation` nor kafka:// input (docs/batch.md).') })
+      .object({ enabled: z.boolean().default(false).describe('Batch mode: model calls of endpoints whose `batch.dialect` is not `none` go out in batches instead of one HTTP request each: through the endpoint\'s Batch API (half price on OpenAI, results within `completion_window`) or its `batch.command` (offline). `run --batch` turns it on for one run. Not with `mode: deliberation` nor kafka:// input (docs/batch.md).') })
       .strict()
       .optional()
       .describe('Batch inference (operational, not in config_hash; docs/batch.md).'),
