@@ -145,8 +145,7 @@ function leftRunning(pidFile: string, input: string): boolean {
 
 /** The model of a batch: every line of one batch names the same one. */
 function modelOf(input: string): string {
-  const text = readFileSync(input, 'utf8');
-  const first = text.slice(0, text.indexOf('\n') >>> 0);
+  const first = readFileSync(input, 'utf8').split('\n', 1)[0]!;
   const model = (JSON.parse(first) as { body?: { model?: unknown } }).body?.model;
   if (typeof model !== 'string') throw new Error(`${input}: the first request names no model`);
   return model;
