@@ -21,7 +21,7 @@ import { join, resolve } from 'node:path';
 import type { EndpointConfig } from '../../../../schemas/config.js';
 import { logger } from '../../../util/log.js';
 import type { Redactor } from '../../../util/redact.js';
-import { commandArgv } from './command-line.js';
+import { commandArgv, shellQuote } from './command-line.js';
 import type { BatchPaths } from './journal.js';
 import { BatchGoneError, type BatchDialect, type BatchInfo } from './openai-dialect.js';
 
@@ -51,7 +51,7 @@ export function commandDialect(name: string, endpoint: EndpointConfig, redactor:
     const argv = commandArgv(command, { input: p.input, output: p.output, model: modelOf(p.input) });
     rmSync(p.output, { force: true });
     runs.set(id, launch(argv, env, p.pid, signal));
-    log.info(`endpoint "${name}": batch ${id}: running ${redactor.text(argv.join(' '))}`, { endpoint: name, batch: id });
+    log.info(`endpoint "${name}": batch ${id}: running ${redactor.text(argv.map((w) => (/[\s'"\\]/.test(w) ? shellQuote(w) : w)).join(' '))}`, { endpoint: name, batch: id });
     return { id, state: 'in_progress', input_file_id: id, paths: { input: p.input, output: p.output } };
   };
   const outcome = (id: string, run: Run): BatchInfo => {
