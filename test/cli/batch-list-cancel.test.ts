@@ -46,18 +46,21 @@ describe('batch list|cancel', () => {
     const cfg = batchConfig(dir, 'run', slow.url);
     const out = join(dir, 'out');
     const args = ['run', '-c', cfg, '-i', input, '-o', out, '--progress', 'none', '--batch'];
-    // one Phase 1 batch per juror model
-    const submitted = async () => journalEntries(out).filter((e) => e.batch_id !== undefined).length >= 3;
+    // the Phase 1 batches (one per juror model, unless a model's requests were cut in two) all created
+    const submitted = async () => {
+      const entries = journalEntries(out);
+      return entries.length >= 3 && entries.every((e) => e.batch_id !== undefined);
+    };
     expect((await runAndKill(args, out, submitted, 100)).killed).toBe(true);
 
     const table = await runCli(['batch', 'list', out]);
     expect(table.code, table.stderr).toBe(0);
     expect(table.stdout.split('\n')[0]).toMatch(/^endpoint\s+model\s+dialect\s+batch id\s+state\s+requests\s+created\s+finished$/);
-    expect(table.stdout).toMatch(/sim\s+sim-juror-a\s+openai\s+batch_\S+\s+(validating|in_progress)\s+12\s+20\d\d-/);
+    expect(table.stdout).toMatch(/sim\s+sim-juror-a\s+openai\s+batch_\S+\s+(validating|in_progress)\s+\d+\s+20\d\d-/);
     const live = await listJson(out);
-    expect(live).toHaveLength(3);
-    expect(live.map((b) => b.model).sort()).toEqual(['sim-juror-a', 'sim-juror-b', 'sim-juror-c']);
-    for (const b of live) expect(b).toMatchObject({ endpoint: 'sim', dialect: 'openai', requests: 12, finished: '' });
+    expect(live.length).toBeGreaterThanOrEqual(3);
+    for (const model of ['sim-juror-a', 'sim-juror-b', 'sim-juror-c']) expect(live.filter((b) => b.model === model).reduce((n, b) => n + b.requests, 0), model).toBe(12);
+    for (const b of live) expect(b).toMatchObject({ endpoint: 'sim', dialect: 'openai', finished: '' });
 
     // an endpoint the config lacks: refused, nothing cancelled
     const other = batchConfig(dir, 'other', slow.url);
@@ -71,11 +74,11 @@ describe('batch list|cancel', () => {
     const first = live[0]!.batch_id;
     const one = await runCli(['batch', 'cancel', out, '-c', cfg, '--batch', first]);
     expect(one.code, one.stderr).toBe(0);
-    expect(one.stdout).toMatch(new RegExp(`^sim  ${first}  12 requests  cancelled \\(server: (cancelling|cancelled)\\)\\n$`));
+    expect(one.stdout).toMatch(new RegExp(`^sim  ${first}  ${live[0]!.requests} requests  cancelled \\(server: (cancelling|cancelled)\\)\\n$`));
     const rest = await runCli(['batch', 'cancel', out, '-c', cfg]);
     expect(rest.code, rest.stderr).toBe(0);
-    expect(rest.stdout.trim().split('\n')).toHaveLength(2);
-    expect(rest.stderr).toMatch(/2 of 2 batches cancelled/);
+    expect(rest.stdout.trim().split('\n')).toHaveLength(live.length - 1);
+    expect(rest.stderr).toMatch(new RegExp(`${live.length - 1} of ${live.length - 1} batches cancelled`));
     const again = await runCli(['batch', 'cancel', out, '-c', cfg]);
     expect(again.stderr).toMatch(/nothing to cancel/);
     const cancelled = await listJson(out);
