@@ -22,12 +22,24 @@ export const BreakerConfig = z
   .describe('Circuit breaker of this endpoint (docs/operating.md, "Endpoint outages"). The longest outage a run waits out is `max_outage_ms`.');
 export type BreakerConfig = z.infer<typeof BreakerConfig>;
 
+/** Whether a command line leaves a quote open (outside the other kind of quote; a backslash escapes outside single quotes). */
+function unbalancedQuotes(line: string): boolean {
+  let quote: string | undefined;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!;
+    if (c === '\\' && quote !== "'") i++;
+    else if (quote === undefined && (c === '"' || c === "'")) quote = c;
+    else if (c === quote) quote = undefined;
+  }
+  return quote !== undefined;
+}
+
 export const EndpointBatchConfig = z
   .object({
     dialect: z
-      .enum(['openai', 'none'])
+      .enum(['openai', 'command', 'none'])
       .default('openai')
-      .describe('How this endpoint\'s calls go out when the run is in batch mode (`batch.enabled` or `run --batch`; docs/batch.md): `openai` through the OpenAI Files + Batches API on this endpoint\'s `base_url` and key (OpenAI, Azure OpenAI, Together, Groq and the simulator speak it); `none` keeps them online, one HTTP request each. Endpoints of kind `local` always stay online.'),
+      .describe('How this endpoint\'s calls go out when the run is in batch mode (`batch.enabled` or `run --batch`; docs/batch.md): `openai` through the OpenAI Files + Batches API on this endpoint\'s `base_url` and key (OpenAI, Azure OpenAI, Together, Groq and the simulator speak it); `command` by running `batch.command` on this machine over a local input file (offline inference, e.g. `vllm run-batch`); `none` keeps them online, one HTTP request each. Endpoints of kind `local` always stay online.'),
     max_requests: z.int().positive().max(50_000).default(50_000).describe('Most requests in one batch (OpenAI allows 50,000); a batch is submitted as soon as it holds this many.'),
     max_bytes: z
       .int()
@@ -38,8 +50,21 @@ export const EndpointBatchConfig = z
     quiet_ms: z.int().nonnegative().default(2000).describe('A batch that is not full is submitted once no new request has joined it for this long, so a run never waits on a batch nobody adds to.'),
     poll_interval_ms: z.int().positive().default(30_000).describe('Wait between two status checks of a submitted batch (GET /batches/{id}).'),
     completion_window: z.string().default('24h').describe('The `completion_window` each batch is created with (OpenAI accepts `24h`); a batch not finished within it expires and its requests are submitted again in a new batch.'),
+    command: z
+      .string()
+      .trim()
+      .min(1)
+      .optional()
+      .describe(
+        'dialect `command`: the command that answers one batch input file, with the placeholders `{input}` (the input JSONL), `{output}` (where it writes the output JSONL) and `{model}`, e.g. `vllm run-batch -i {input} -o {output} --model {model}`. Split into words like a shell would (quotes, backslashes) and run without a shell; only a command holding one of `| & ; < > $` and a backtick runs under `/bin/sh -c`, the placeholders then quoted for it. Required for dialect `command`.',
+      ),
+    work_dir: z.string().min(1).optional().describe('dialect `command`: folder of the input and output files (`~` not expanded); absent: `reasoning-jury-batches/<endpoint>` under the system temp folder. A relative path is relative to the working directory.'),
   })
   .strict()
+  .superRefine((b, ctx) => {
+    if (b.command && unbalancedQuotes(b.command)) ctx.addIssue({ code: 'custom', path: ['command'], message: 'batch.command has an unclosed quote' });
+    if (b.dialect === 'command' && !b.command) ctx.addIssue({ code: 'custom', path: ['command'], message: 'batch.command is required when batch.dialect is "command" (e.g. "vllm run-batch -i {input} -o {output} --model {model}")' });
+  })
   .describe('Batch inference settings of this endpoint (docs/batch.md). Used only when the run is in batch mode; absent: the defaults below.');
 export type EndpointBatchConfig = z.infer<typeof EndpointBatchConfig>;
 
@@ -468,7 +493,7 @@ export const JuryConfig = z
       .describe('Longest an endpoint may stay down (see `endpoints.*.breaker`) while the run waits for it, intake paused. Beyond it the run stops with one line naming the endpoint and a non-zero exit; records still waiting are not committed, so the next run judges them. `--max-outage` overrides it (operational, not in config_hash).'),
     // Optional rather than defaulted so configs without it keep their config_hash (it is operational anyway).
     batch: z
-      .object({ enabled: z.boolean().default(false).describe('Batch mode: model calls of endpoints whose `batch.dialect` is not `none` go out through the endpoint\'s Batch API instead of one HTTP request each (half price on OpenAI, results within `completion_window`). `run --batch` turns it on for one run. Not with `mode: deliberation` nor kafka:// input (docs/batch.md).') })
+      .object({ enabled: z.boolean().default(false).describe('Batch mode: model calls of endpoints whose `batch.dialect` is not `none` go out in batches instead of one HTTP request each: through the endpoint\'s Batch API (half price on OpenAI, results within `completion_window`) or its `batch.command` (offline). `run --batch` turns it on for one run. Not with `mode: deliberation` nor kafka:// input (docs/batch.md).') })
       .strict()
       .optional()
       .describe('Batch inference (operational, not in config_hash; docs/batch.md).'),

@@ -171,7 +171,7 @@ export const CONFIG_FLAGS: { [K in ConfigFlagName]-?: ConfigFlag<K> } = {
   },
   batch: {
     option: '--batch',
-    help: 'batch mode: model calls go out through each endpoint\'s Batch API (half price on OpenAI, results within its completion window; docs/batch.md); default: batch.enabled of the config, off',
+    help: 'batch mode: model calls go out in batches, through each endpoint\'s Batch API (half price on OpenAI, results within its completion window) or its batch.command (offline, e.g. vllm run-batch); docs/batch.md; default: batch.enabled of the config, off',
     key: 'batch.enabled',
     parse: () => true,
     configured: (c) => c.batch?.enabled ?? false,

@@ -25,6 +25,7 @@ const COMMANDS: ReadonlyArray<readonly [string, () => Promise<Register>]> = [
   ['taxonomy', async () => (await import('./taxonomy.js')).registerTaxonomy],
   ['report', async () => (await import('./report.js')).registerReport],
   ['shards', async () => (await import('./shards.js')).registerShards],
+  ['batch', async () => (await import('./batch.js')).registerBatch],
   ['models', async () => (await import('./models.js')).registerModels],
   ['serve-local', async () => (await import('./serve-local.js')).registerServeLocal],
   ['eval', async () => (await import('./eval.js')).registerEval],

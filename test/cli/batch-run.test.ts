@@ -11,23 +11,17 @@
  *   table, and every request in exactly one accepted batch.
  * - the summary shows the batch rows and the cost at batch prices.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import YAML from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
 import { benchRecords } from '../../bench/common.js';
-import { readCommittedRows } from '../../src/pipeline/commit/shard-read.js';
-import { LocalObjectStore } from '../../src/pipeline/storage/object-store.js';
-import { BIN, runAndKill, runCli } from '../helpers/cli.js';
+import { batchConfig, journalEntries, rows, startSim as startSimIn, tableOf, TABLES, type Sim } from '../helpers/batch-run.js';
+import { runAndKill, runCli } from '../helpers/cli.js';
 import { LONG_TEST_MS, treeProbe } from '../helpers/progress.js';
 import { tempDir, writeJsonl } from '../helpers/run-setup.js';
 
 const N = Number(process.env.RJ_BATCH_RECORDS ?? 2000);
-const TABLES = ['verdicts', 'defects', 'steps', 'decisions'] as const;
-const NOT_COMPARED = ['latency_ms', 'cost_usd'];
-const PRICE = { input_per_mtok: 0.15, output_per_mtok: 0.6 };
-const MODELS = ['sim-juror-a', 'sim-juror-b', 'sim-juror-c', 'sim-consolidator'];
 const dir = tempDir('batch-run');
 const children: ChildProcess[] = [];
 afterAll(() => {
@@ -35,60 +29,8 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-interface Sim {
-  url: string;
-  stats(): Promise<{ online: { chat_calls: number }; accepted: Array<{ status: string; custom_ids: string[]; failed: string[]; expired: string[] }>; batch_requests: number }>;
-}
-
-/** `reasoning-jury simulate` graded against the input's labels, with the profile's `batch:` section. */
-async function startSim(name: string, gold: string, batch: Record<string, unknown>): Promise<Sim> {
-  const profile = join(dir, `${name}-profile.yaml`);
-  writeFileSync(profile, YAML.stringify({ seed: 9, models: { default: { latency_ms: 0, recall: 0.6, false_positive_rate: 0.05 } }, batch }));
-  const child = spawn(process.execPath, [BIN, 'simulate', '--port', '0', '--profile', profile, '--gold', gold], { stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d) => {
-      out += d;
-      const m = /listening on http:\/\/[^:]+:(\d+)/.exec(out);
-      if (m) resolve(Number(m[1]));
-    });
-    child.on('exit', (code) => reject(new Error(`simulator exited with ${code}`)));
-  });
-  const url = `http://127.0.0.1:${port}`;
-  return { url: `${url}/v1`, stats: async () => ((await (await fetch(`${url}/sim/stats`)).json()) as { batch: Awaited<ReturnType<Sim['stats']>> }).batch };
-}
-
-function config(name: string, sim: Sim, extra: Record<string, unknown> = {}): string {
-  const path = join(dir, `${name}.yaml`);
-  writeFileSync(
-    path,
-    YAML.stringify({
-      endpoints: { sim: { kind: 'openai', base_url: sim.url, max_concurrency: 64, batch: { quiet_ms: 300, poll_interval_ms: 100 } } },
-      jurors: MODELS.slice(0, 3).map((model, i) => ({ id: `jury-${i}`, endpoint: 'sim', model })),
-      consolidator: { id: 'consolidator', endpoint: 'sim', model: 'sim-consolidator' },
-      cache: { enabled: false, dir: join(dir, 'cache') },
-      prices: Object.fromEntries(MODELS.map((m) => [m, PRICE])),
-      ...extra,
-    }),
-  );
-  return path;
-}
-
-function comparable(row: Record<string, unknown>): string {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(row)) if (!NOT_COMPARED.includes(k)) out[k] = typeof v === 'bigint' ? Number(v) : v;
-  return JSON.stringify(out);
-}
-
-async function rows(out: string, table: (typeof TABLES)[number]): Promise<Array<Record<string, unknown>>> {
-  return readCommittedRows(new LocalObjectStore(out), table);
-}
-
-/** Rows of a table as sorted comparable strings (a record's defects and steps in their own order). */
-async function tableOf(out: string, table: (typeof TABLES)[number]): Promise<string[]> {
-  return (await rows(out, table)).map(comparable).sort();
-}
+const startSim = (name: string, gold: string, batch: Record<string, unknown>): Promise<Sim> => startSimIn(dir, children, name, gold, batch);
+const config = (name: string, sim: Sim, extra: Record<string, unknown> = {}): string => batchConfig(dir, name, sim.url, extra);
 
 const input = writeJsonl(join(dir, 'processbench.jsonl'), benchRecords(N).records);
 
@@ -123,8 +65,7 @@ describe('run --batch against the simulator', () => {
     const cfg = config('kill', sim);
     const out = join(dir, 'killed');
     const args = ['run', '-c', cfg, '-i', small, '-o', out, '--progress', 'none', '--batch'];
-    const journal = join(out, '_batches', 'sim');
-    const pending = async () => existsSync(journal) && readdirSync(journal).some((f) => JSON.parse(readFileSync(join(journal, f), 'utf8')).batch_id !== undefined);
+    const pending = async () => journalEntries(out).some((e) => e.batch_id !== undefined);
     const { killed } = await runAndKill(args, out, pending, 200);
     expect(killed).toBe(true);
     const res = await runCli(args, { progress: treeProbe(out) });

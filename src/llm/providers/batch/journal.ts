@@ -27,9 +27,14 @@ const OVER: ReadonlySet<BatchState> = new Set(['completed', 'failed', 'expired',
 
 export const isOver = (state: BatchState): boolean => OVER.has(state);
 
+export interface BatchPaths {
+  input: string;
+  output: string;
+}
+
 export interface JournalEntry {
   format: typeof JOURNAL_FORMAT;
-  /** `openai` */
+  /** `openai` or `command` */
   dialect: string;
   endpoint: string;
   model: string;
@@ -37,9 +42,13 @@ export interface JournalEntry {
   /** absent while `uploaded` */
   batch_id?: string;
   custom_ids: string[];
+  /** dialect `command`: the batch's input and output files on the machine that ran it */
+  paths?: BatchPaths;
   state: BatchState;
   submitted_at: string;
   finished_at?: string;
+  /** set by `reasoning-jury batch cancel` */
+  cancelled_at?: string;
   /** once over: each request's result by custom_id (requests without a line have none) */
   results?: Record<string, StoredResult>;
 }

@@ -68,7 +68,8 @@ export function parseResultFile(text: string, redactor: Redactor, endpoint: stri
 }
 
 function resultOf(line: OutputLine, redactor: Redactor, endpoint: string): LineResult {
-  if (line.error && (!line.response || line.response.status_code === undefined)) {
+  // vLLM's run-batch sets `error` on a failed line whatever its status: an error is never a reply.
+  if (line.error && (!line.response || line.response.status_code === undefined || line.response.status_code === 200)) {
     // Error-file lines (an expired batch's `batch_expired`, a line the server could not run): submitted again.
     const code = typeof line.error.code === 'string' ? line.error.code : 'error';
     const message = typeof line.error.message === 'string' ? line.error.message : 'no message';

@@ -8,7 +8,7 @@ import type { EndpointConfig } from '../../../../schemas/config.js';
 import { clientFor, toProviderError } from '../../openai-provider.js';
 import type { Redactor } from '../../../util/redact.js';
 import { ProviderError } from '../../types.js';
-import type { BatchState } from './journal.js';
+import type { BatchPaths, BatchState } from './journal.js';
 import { CHAT_PATH } from './lines.js';
 
 /** What the server says of a batch. */
@@ -20,8 +20,11 @@ export interface BatchInfo {
   error_file_id?: string;
   /** the server's reasons, when it failed the whole batch */
   errors?: string;
+  /** dialect `command`: where its files are (recorded in the journal) */
+  paths?: BatchPaths;
 }
 
+/** How batches reach a server (or a local command): openai-dialect.ts, command-dialect.ts. */
 export interface BatchDialect {
   readonly name: string;
   upload(jsonl: string, signal: AbortSignal): Promise<string>;

@@ -177,7 +177,7 @@ class BatchRunner {
       entry = { format: 1, dialect: this.opts.dialect.name, endpoint: this.name, model, input_file_id: fileId, custom_ids: keys, state: 'uploaded', submitted_at: new Date(this.now()).toISOString() };
       await writeEntry(this.opts.journal, entry);
       const info = await this.opts.dialect.create(fileId, signal);
-      entry = { ...entry, batch_id: info.id, state: info.state };
+      entry = { ...entry, batch_id: info.id, state: info.state, ...(info.paths ? { paths: info.paths } : {}) };
       await writeEntry(this.opts.journal, entry);
       this.counts.submitted += 1;
       this.counts.requests_submitted += keys.length;
