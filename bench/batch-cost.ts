@@ -14,7 +14,7 @@ import { readVerdictSource } from '../src/eval/verdicts-io.js';
 import { readCommittedRows } from '../src/pipeline/commit/shard-read.js';
 import { LocalObjectStore } from '../src/pipeline/storage/object-store.js';
 import { buildGoldIndex, parseProfile, type RunningSimulator, startSimulator } from '../src/sim/index.js';
-import { benchRecords, fmt } from './common.js';
+import { fmt } from './common.js';
 import { frontierProfile } from './frontier.js';
 
 /**
@@ -27,7 +27,7 @@ import { frontierProfile } from './frontier.js';
  *
  * Env: BATCH_COST_N (records, default 600, the frontier benchmark's sample), BATCH_COST_PARTS (comma list of `cost`, `rules`,
  * `rss`; default `cost,rules`), BATCH_COST_RSS (record counts for the memory part, default
- * 5000,10000,20000).
+ * 5000,10000,20000), BATCH_COST_HEAP_MB (`run --max-heap-mb` there; default the CLI's 1024).
  */
 
 /**
@@ -134,6 +134,7 @@ async function judge(ctx: Ctx, name: string, over: Record<string, unknown>, opts
         const s = ctx.sim.batchStats();
         const waiting = s.accepted.filter((b) => !['completed', 'expired', 'failed', 'cancelled'].includes(b.status)).reduce((n, b) => n + b.requests, 0);
         peakWaiting = Math.max(peakWaiting, waiting);
+        if (process.env.BATCH_COST_DEBUG) process.stderr.write(`${((performance.now() - t0) / 1000).toFixed(1)} s: ${s.accepted.map((b) => `${b.seq}:${b.status}:${b.requests}`).join(' ')}\n`);
       }, 1000)
     : null;
   const t0 = performance.now();
@@ -260,18 +261,36 @@ async function rulesTable(n: number): Promise<string> {
   });
 }
 
+/**
+ * `n` records with distinct prompts: the ProcessBench records in turn, the k-th repetition's
+ * problem ending in "(variant k)". Repeating records unchanged would not do: identical calls in
+ * flight share one batch line, so copies would not wait as separate requests.
+ */
+function distinctRecords(all: readonly TraceRecord[], n: number): TraceRecord[] {
+  const out: TraceRecord[] = [];
+  for (let i = 0; i < n; i++) {
+    const r = all[i % all.length]!;
+    const k = Math.floor(i / all.length);
+    out.push(k === 0 ? r : { ...r, id: `${r.id}#${k}`, problem: `${r.problem}\n\n(variant ${k})` });
+  }
+  return out;
+}
+
 /** Part 3: peak RSS of `run --batch` with every record of the input waiting in Phase 1 batches at once. */
-async function rssTable(sizes: readonly number[]): Promise<string> {
+async function rssTable(sizes: readonly number[], heapMb: number | undefined): Promise<string> {
   const lines = [
-    'Peak RSS of the `run --batch` process (`/usr/bin/time -f %M`; the run worker is a thread of it), consolidation, `--concurrency` = the record count, so every record waits in the Phase 1 batches at once; the simulator (in the benchmark process) completes each batch 5 s after accepting it. ProcessBench gsm8k+math records repeated with new ids.',
+    'Peak RSS of the `run --batch` process (`/usr/bin/time -f %M`; the run worker is a thread of it), consolidation, `--concurrency` = the record count, so every record waits in the Phase 1 batches at once; the simulator (in the benchmark process) completes each batch 5 s after accepting it. The 3,400 ProcessBench records in turn, the problem of each repetition tagged “(variant k)” so that no two calls are identical (identical calls in flight share one batch line).',
     '',
-    '| records | `--concurrency` | Phase 1 requests waiting at once (peak) | batches | peak RSS (MB) | wall s |',
+    `| records | \`--concurrency\`${heapMb !== undefined ? `, \`--max-heap-mb ${heapMb}\`` : ''} | Phase 1 requests waiting at once (peak) | batches | peak RSS (MB) | wall s |`,
     '|---|---|---|---|---|---|',
   ];
+  const dir = sharedDataDir();
+  if (!dir) return `skipped: ${MISSING_DATA_MESSAGE}`;
+  const all = loadBenchmark('processbench', join(dir, 'processbench')).records;
   for (const n of sizes) {
-    const { records } = benchRecords(n);
+    const records = distinctRecords(all, n);
     const row = await withSim(records, { completion_delay_ms: 5000 }, (ctx) =>
-      judge(ctx, `rss-${n}`, { mode: 'consolidation' }, { batch: true, expect: n, concurrency: n, rss: true, batchKeys: { quiet_ms: 2000, poll_interval_ms: 1000 } }),
+      judge(ctx, `rss-${n}`, { mode: 'consolidation' }, { batch: true, expect: n, concurrency: n, rss: true, maxHeapMb: heapMb, batchKeys: { quiet_ms: 2000, poll_interval_ms: 1000 } }),
     );
     lines.push(`| ${n.toLocaleString('en-US')} | ${n.toLocaleString('en-US')} | ${row.peak_waiting_requests.toLocaleString('en-US')} | ${row.batches} | ${fmt(row.peak_rss_mb!, 1)} | ${fmt(row.seconds, 1)} |`);
     process.stderr.write(`batch-cost rss ${n}: ${row.peak_rss_mb} MB, ${row.peak_waiting_requests} waiting, ${row.seconds.toFixed(1)} s\n`);
@@ -287,6 +306,6 @@ export async function benchBatchCost(): Promise<string> {
   const out: string[] = [];
   if (parts.includes('cost')) out.push('#### Dollars per record', '', await costTable(n));
   if (parts.includes('rules')) out.push('', '#### Cascade rules', '', await rulesTable(n));
-  if (parts.includes('rss')) out.push('', '#### Peak RSS with records waiting in batches', '', await rssTable(sizes));
+  if (parts.includes('rss')) out.push('', '#### Peak RSS with records waiting in batches', '', await rssTable(sizes, process.env.BATCH_COST_HEAP_MB ? Number(process.env.BATCH_COST_HEAP_MB) : undefined));
   return out.join('\n');
 }
