@@ -279,7 +279,7 @@ function distinctRecords(all: readonly TraceRecord[], n: number): TraceRecord[] 
 /** Part 3: peak RSS of `run --batch` with every record of the input waiting in Phase 1 batches at once. */
 async function rssTable(sizes: readonly number[], heapMb: number | undefined): Promise<string> {
   const lines = [
-    'Peak RSS of the `run --batch` process (`/usr/bin/time -f %M`; the run worker is a thread of it), consolidation, `--concurrency` = the record count, so every record waits in the Phase 1 batches at once; the simulator (in the benchmark process) completes each batch 5 s after accepting it. The 3,400 ProcessBench records in turn, the problem of each repetition tagged “(variant k)” so that no two calls are identical (identical calls in flight share one batch line).',
+    'Peak RSS of the `run --batch` process (`/usr/bin/time -f %M`; the run worker is a thread of it), consolidation, `--concurrency` = the record count, so every record waits in the Phase 1 batches at once; `quiet_ms` 10 s (a collector is cut once no request has joined it for 10 s, so a pause in reading does not split Phase 1), the simulator (in the benchmark process) completes each batch 5 s after accepting it. The 3,400 ProcessBench records in turn, the problem of each repetition tagged “(variant k)” so that no two calls are identical (identical calls in flight share one batch line).',
     '',
     `| records | \`--concurrency\`${heapMb !== undefined ? `, \`--max-heap-mb ${heapMb}\`` : ''} | Phase 1 requests waiting at once (peak) | batches | peak RSS (MB) | wall s |`,
     '|---|---|---|---|---|---|',
@@ -290,7 +290,7 @@ async function rssTable(sizes: readonly number[], heapMb: number | undefined): P
   for (const n of sizes) {
     const records = distinctRecords(all, n);
     const row = await withSim(records, { completion_delay_ms: 5000 }, (ctx) =>
-      judge(ctx, `rss-${n}`, { mode: 'consolidation' }, { batch: true, expect: n, concurrency: n, rss: true, maxHeapMb: heapMb, batchKeys: { quiet_ms: 2000, poll_interval_ms: 1000 } }),
+      judge(ctx, `rss-${n}`, { mode: 'consolidation' }, { batch: true, expect: n, concurrency: n, rss: true, maxHeapMb: heapMb, batchKeys: { quiet_ms: 10_000, poll_interval_ms: 1000 } }),
     );
     lines.push(`| ${n.toLocaleString('en-US')} | ${n.toLocaleString('en-US')} | ${row.peak_waiting_requests.toLocaleString('en-US')} | ${row.batches} | ${fmt(row.peak_rss_mb!, 1)} | ${fmt(row.seconds, 1)} |`);
     process.stderr.write(`batch-cost rss ${n}: ${row.peak_rss_mb} MB, ${row.peak_waiting_requests} waiting, ${row.seconds.toFixed(1)} s\n`);
