@@ -209,11 +209,11 @@ async function costTable(n: number): Promise<string> {
     const runs = [
       await judge(ctx, 'single judge, online', { mode: 'single' }, { batch: false, expect: n }),
       await judge(ctx, 'consolidation, online', { mode: 'consolidation' }, { batch: false, expect: n }),
-      await judge(ctx, 'cheap cascade (union, 1+1, empty), online', CHEAP_CASCADE, { batch: false, expect: n }),
-      await judge(ctx, 'consolidation cascade (1+1, empty), online', RULES['consolidation, 1+1, empty']!, { batch: false, expect: n }),
+      await judge(ctx, 'cascade `empty` + union, online', CHEAP_CASCADE, { batch: false, expect: n }),
+      await judge(ctx, 'cascade `empty` + consolidation, online', RULES['consolidation, 1+1, empty']!, { batch: false, expect: n }),
       await judge(ctx, 'consolidation, batch', { mode: 'consolidation' }, { batch: true, expect: n }),
-      await judge(ctx, 'cheap cascade (union, 1+1, empty), batch', CHEAP_CASCADE, { batch: true, expect: n }),
-      await judge(ctx, 'consolidation cascade (1+1, empty), batch', RULES['consolidation, 1+1, empty']!, { batch: true, expect: n }),
+      await judge(ctx, 'cascade `empty` + union, batch', CHEAP_CASCADE, { batch: true, expect: n }),
+      await judge(ctx, 'cascade `empty` + consolidation, batch', RULES['consolidation, 1+1, empty']!, { batch: true, expect: n }),
     ];
     const scores = await score(s.golds, runs);
     const single = runs[0]!;
