@@ -26,8 +26,8 @@ import { fmt } from './common.js';
  * the jurors' misses correlated (`miss_correlation` ρ, src/sim/profile.ts).
  */
 
-/** Reply sizes of a medium-effort reasoning model (as the deliberation benchmark's profile). */
-function profile(rho: number): ProfileFileInput {
+/** Reply sizes of a medium-effort reasoning model (as the deliberation benchmark's profile). Also the batch-cost benchmark's jurors. */
+export function frontierProfile(rho: number): ProfileFileInput {
   return {
     seed: 797,
     models: {
@@ -69,7 +69,7 @@ interface SystemResult {
 }
 
 async function judgeAllWith(recs: readonly TraceRecord[], over: Partial<JuryConfigInput>, rho: number): Promise<Verdict[]> {
-  const sim = createSimProvider({ profile: parseProfile(profile(rho)), gold: buildGoldIndex([...recs]), latency: 'instant' });
+  const sim = createSimProvider({ profile: parseProfile(frontierProfile(rho)), gold: buildGoldIndex([...recs]), latency: 'instant' });
   const config = parseConfig({
     endpoints: { sim: { kind: 'simulator', max_concurrency: 64 } },
     jurors: ['a', 'b', 'c'].map((m, i) => ({ id: `jury-${i}`, endpoint: 'sim', model: `sim-juror-${m}` })),

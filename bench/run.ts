@@ -1,3 +1,4 @@
+import { benchBatchCost } from './batch-cost.js';
 import { benchCpu } from './cpu.js';
 import { benchDeliberation } from './deliberation.js';
 import { benchMemory } from './memory.js';
@@ -30,6 +31,7 @@ const BENCHES: Record<string, () => Promise<string> | string> = {
   'whole-run': () => benchWholeRun(),
   view: () => benchView(),
   delta: () => benchDelta(),
+  'batch-cost': () => benchBatchCost(),
 };
 
 const wanted = process.argv.slice(2);
