@@ -14,8 +14,8 @@ import { configLabel, loadConfig } from './config.js';
 import { runJob, type CustomInput, type RunJobOptions } from './run-job.js';
 import type { PositionedRecord, RunStageOptions, SimulatorGold, StageSummary } from './types.js';
 
-/** `run`'s defaults (src/cli/run.ts). */
-const DEFAULTS = { concurrency: 16, rangeRecords: 1000, rangeMb: 64, formats: ['parquet'] as ShardFormat[] };
+/** `run`'s defaults (src/cli/run.ts); concurrency is left to the job (16, or more in batch mode). */
+const DEFAULTS = { rangeRecords: 1000, rangeMb: 64, formats: ['parquet'] as ShardFormat[] };
 
 /** The caller's records as a Source: each a parsed row at its position. */
 class RecordsSource implements Source {
@@ -56,7 +56,7 @@ export async function runStage(options: RunStageOptions): Promise<StageSummary> 
     ...(byUrl ? { input: options.source as string } : {}),
     out: options.output,
     formats: DEFAULTS.formats,
-    concurrency: options.concurrency ?? DEFAULTS.concurrency,
+    ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
     maxRecords: options.rangeRecords ?? DEFAULTS.rangeRecords,
     maxChars: DEFAULTS.rangeMb * 1024 * 1024,
     resume: true,

@@ -133,7 +133,7 @@ export interface RunStageOptions {
   /** names the caller's source in positions and dead letters (default "api") */
   sourceName?: string;
   simulatorGold?: SimulatorGold;
-  /** records judged at once (default 16, as `run`) */
+  /** records judged at once (default as `run`: 16, or 1,000 in batch mode, where a record waits for its batch) */
   concurrency?: number;
   /** records per committed range (default 1000, as `run`) */
   rangeRecords?: number;

@@ -6,6 +6,7 @@ import type { JuryRuntime } from '../jury/runtime.js';
 import { createGateway } from '../llm/gateway.js';
 import { unpricedModels } from '../llm/ledger.js';
 import { logger } from '../util/log.js';
+import { callingSeats } from './seats.js';
 import type { GatewayObserver } from '../llm/observer.js';
 import { providerKind } from '../llm/providers/index.js';
 import { BATCH_DEFAULTS, batchProviderFor, memoryJournal, sumStats, takesBatches, type BatchProvider, type BatchStats, type JournalStore } from '../llm/providers/batch/index.js';
@@ -58,13 +59,22 @@ function gatewayEndpoints(opts: RuntimeOptions): Record<string, EndpointConfig> 
     const served = opts.served && Object.hasOwn(opts.served, name) ? opts.served[name] : undefined;
     const prepare = opts.providerFor ? undefined : providerKind(ep.kind).prepare;
     let e = served && !opts.providerFor ? served : prepare ? prepare(name, ep) : ep;
-    if (batchMode(opts.config) && takesBatches(e)) e = { ...e, max_concurrency: Math.max(e.max_concurrency, e.batch?.max_requests ?? BATCH_DEFAULTS.max_requests) };
+    if (batchMode(opts.config) && takesBatches(e)) e = { ...e, max_concurrency: Math.max(e.max_concurrency, batchSlots(opts.config, name, e)) };
     endpoints[name] = e;
   }
   return endpoints;
 }
 
 const batchMode = (config: JuryConfig): boolean => config.batch?.enabled === true;
+
+/**
+ * Calls a batched endpoint may hold at once: a full batch per model on it, since each model has
+ * a collector of its own (three jurors on one endpoint fill three batches side by side).
+ */
+export function batchSlots(config: JuryConfig, endpoint: string, ep: EndpointConfig): number {
+  const models = new Set(callingSeats(config).filter((s) => s.endpoint === endpoint).map((s) => s.model));
+  return Math.max(1, models.size) * (ep.batch?.max_requests ?? BATCH_DEFAULTS.max_requests);
+}
 
 /** The providers of a run: in batch mode a batched endpoint's is its batch provider, whose stats the runtime adds up. */
 function providersOf(opts: RuntimeOptions): { providerFor: ProviderFactory; batchStats?: () => BatchStats } {

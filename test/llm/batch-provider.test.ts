@@ -122,6 +122,13 @@ describe('batch provider', () => {
     expect(h.providers[0]!.stats()).toMatchObject({ submitted: 2, completed: 1, failed: 1 });
   });
 
+  it('a create whose reply is lost but which the server carried out: the batch is found by its input file, nothing is sent twice', async () => {
+    const h = await harness({ server: { loseCreateReplies: 1 } });
+    expect(await Promise.all([0, 1].map((i) => h.ask(i)))).toEqual([0, 1].map(echo));
+    expect(h.server.batches.map((b) => [b.status, b.custom_ids.length])).toEqual([['completed', 2]]);
+    expect(h.providers[0]!.stats()).toMatchObject({ submitted: 1, completed: 1, failed: 0 });
+  });
+
   it('an expired batch: its requests go again in one new batch, each once', async () => {
     const h = await harness({ server: { expire: new Set([0]) } });
     expect(await Promise.all([0, 1].map((i) => h.ask(i)))).toEqual([0, 1].map(echo));

@@ -17,6 +17,8 @@ export interface BatchServerOptions {
   failOnce?: (body: Record<string, unknown>) => boolean;
   /** indexes (0-based, in creation order) of batches that expire: every line goes to the error file as `batch_expired` */
   expire?: Set<number>;
+  /** creates whose reply is lost: the batch is created, the client gets a 502 (a proxy timing out) */
+  loseCreateReplies?: number;
 }
 
 export interface StoredBatch {
@@ -42,6 +44,7 @@ export interface BatchServer {
 export async function startBatchServer(opts: BatchServerOptions = {}): Promise<BatchServer> {
   const files = new Map<string, string>();
   const seen = new Set<string>();
+  let lostReplies = opts.loseCreateReplies ?? 0;
   const state: BatchServer = { url: '', batches: [], onlineCalls: 0, hold: false, close: async () => undefined };
   const reply = opts.reply ?? ((b) => JSON.stringify({ echo: (b.messages as Array<{ content: string }>).at(-1)?.content }));
   const finish = (b: StoredBatch) => {
@@ -91,6 +94,7 @@ export async function startBatchServer(opts: BatchServerOptions = {}): Promise<B
       const ids = files.get(p.input_file_id)!.split('\n').filter((l) => l.trim() !== '').map((l) => (JSON.parse(l) as { custom_id: string }).custom_id);
       const b: StoredBatch = { id: `batch_${state.batches.length + 1}`, input_file_id: p.input_file_id, status: 'validating', polls: 0, custom_ids: ids };
       state.batches.push(b);
+      if (lostReplies-- > 0) return send(502, { error: { message: 'upstream timed out', type: 'server_error' } });
       return send(200, view(b));
     }
     if (req.method === 'GET' && url.pathname === '/v1/batches') return send(200, { object: 'list', data: state.batches.map(view), has_more: false });

@@ -183,12 +183,28 @@ class BatchRunner {
       this.counts.requests_submitted += keys.length;
       log.info(`endpoint "${this.name}": batch ${info.id} submitted (${keys.length} requests, model ${model})`, { endpoint: this.name, batch: info.id });
     } catch (err) {
+      // A create whose reply was lost (a reset, a proxy's 502) may have been carried out: adopt
+      // that batch rather than submit its requests again and pay for them twice.
+      const adopted = entry && entry.batch_id === undefined && !signal.aborted ? await this.adopt(entry, keys.length, signal) : undefined;
+      if (adopted) return void (await this.watch(adopted));
       if (entry) await writeEntry(this.opts.journal, { ...entry, state: 'failed', finished_at: new Date(this.now()).toISOString() }).catch(() => undefined);
       const e = err instanceof ProviderError ? err : new ProviderError(`batch submission failed: ${(err as Error).message}`, true);
       for (const key of keys) this.settle(key, { ok: false, error: e });
       return;
     }
     await this.watch(entry);
+  }
+
+  /** The batch the server made of an uploaded entry's file despite a failed create, recorded; undefined if none (or it cannot tell). */
+  private async adopt(entry: JournalEntry, requests: number, signal: AbortSignal): Promise<JournalEntry | undefined> {
+    const found = await this.opts.dialect.findByInputFile(entry.input_file_id, signal).catch(() => undefined);
+    if (!found) return undefined;
+    const adopted: JournalEntry = { ...entry, batch_id: found.id, state: found.state };
+    await writeEntry(this.opts.journal, adopted);
+    this.counts.submitted += 1;
+    this.counts.requests_submitted += requests;
+    log.info(`endpoint "${this.name}": batch ${found.id} was created although its create call failed; waiting for it`, { endpoint: this.name, batch: found.id });
+    return adopted;
   }
 
   /** Polls a batch until it is over, then records and hands out its results. */
