@@ -5,8 +5,9 @@
  * progress line written mid-run shows a live batch.
  *
  * Each batch stays `in_progress` for BATCH_DELAY_MS in the simulator: long beside the scrape
- * interval, and beside the 5 s between progress lines, so the lines written while records wait
- * (the first level's batch, then the consolidator's) catch one live.
+ * interval, and more than twice the 5 s between progress lines, so a line written while records
+ * wait (the first level's batch, then the consolidator's) catches one live even when the machine
+ * is busy enough to delay a line by several seconds.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -19,7 +20,7 @@ import { LONG_TEST_MS, treeProbe, waitForProgress } from '../helpers/progress.js
 import { parseExposition, total, type Exposition } from '../helpers/prom-text.js';
 import { tempDir, writeJsonl } from '../helpers/run-setup.js';
 
-const BATCH_DELAY_MS = 7000;
+const BATCH_DELAY_MS = 12_000;
 const P = 'reasoning_jury_';
 const dir = tempDir('batch-progress');
 const children: ChildProcess[] = [];
