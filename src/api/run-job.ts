@@ -79,6 +79,8 @@ const DEFAULT_CONCURRENCY = 16;
  * make up a batch level.
  */
 export const BATCH_CONCURRENCY = 1000;
+/** Batch mode: how often progress is reported with the batches' counters when nothing else moves. */
+const BATCH_TICK_MS = 1000;
 
 /**
  * The output store as the run uses it: every operation waits out outages (retry with backoff,
@@ -92,7 +94,8 @@ function withOutageRetry(output: OutputTarget, opts: RunJobOptions, signal: Abor
 export interface RunJobHooks {
   /** total records expected (for the ETA), once known */
   onTotal(total: number | undefined): void;
-  onProgress(c: StageCounters): void;
+  /** `batch`, in batch mode: the batched endpoints' counters, as of now (also sent every BATCH_TICK_MS while judging) */
+  onProgress(c: StageCounters, batch?: BatchStats): void;
   /** the seats' models without a price (their cost_usd is null), once the config is loaded */
   onUnpriced?(models: string[]): void;
   signal: AbortSignal;
@@ -100,7 +103,7 @@ export interface RunJobHooks {
   onBudgetStop?(reason: string): void;
   /** metrics and probes (`--metrics-port`): told what the job runs and how it goes */
   observe?: RunObserver;
-  /** batch mode: the batches' progress, with every progress update and once at the end */
+  /** batch mode: the batches' last state, once at the end */
   onBatch?(stats: BatchStats): void;
 }
 
@@ -241,6 +244,7 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
   const runtime = await openJury(config, opts, labelled, { ...(observe.gateway ? { observer: observe.gateway } : {}), batchJournal: output.store });
   const batchStats = runtime.batchStats;
   const report = batchStats && hooks.onBatch ? () => hooks.onBatch!(batchStats()) : () => undefined;
+  let ticker: NodeJS.Timeout | undefined;
   try {
     // Before any record is read: a refused key or an unknown model stops here, with nothing judged.
     if (setting(opts, config, 'preflight')) {
@@ -258,7 +262,9 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
     const hint = input.resumesFromGroup ? undefined : await input.source.sizeHint?.().catch(() => undefined);
     hooks.onTotal(hint?.totalRows !== undefined ? Math.max(0, hint.totalRows - done.records) : undefined);
     const counters = newCounters();
-    observe.onStage?.({ source: input.source, counters, health: runtime.health });
+    observe.onStage?.({ source: input.source, counters, health: runtime.health, ...(batchStats ? { batch: batchStats } : {}) });
+    // While every record waits for its batch the stage reports nothing: the batches' part moves on its own.
+    if (batchStats) ticker = setInterval(() => hooks.onProgress(counters, batchStats()), BATCH_TICK_MS).unref();
     const budget = watchBudget(config, opts, done, hooks);
     const card = datasetCard(config, opts, output, done, runtime.jury);
     card.update(); // before any record: an output whose input is empty loads too
@@ -272,7 +278,7 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
       committed: done.ranges,
       concurrency: opts.concurrency ?? (batchStats ? BATCH_CONCURRENCY : DEFAULT_CONCURRENCY),
       range: { maxRecords: opts.maxRecords, maxChars: opts.maxChars, sequentialUnits: input.sequentialUnits, ...(done.pinned ? { pinned: done.pinned } : {}) },
-      onProgress: (c) => (budget.check(c), report(), hooks.onProgress(c)),
+      onProgress: (c) => (budget.check(c), hooks.onProgress(c, batchStats?.())),
       counters,
       ...(observe.onRangeDone ? { onRangeDone: observe.onRangeDone } : {}),
       signal: AbortSignal.any([hooks.signal, budget.signal, ...(lease ? [lease.lost] : [])]),
@@ -288,6 +294,7 @@ async function judgeInput(config: JuryConfig, opts: RunJobOptions, input: Opened
       })
       .finally(() => card.flush()); // the last card is written while the run still holds the lease
   } finally {
+    clearInterval(ticker);
     report();
     await runtime.close();
   }

@@ -15,7 +15,7 @@ import type { BatchStats } from '../llm/providers/batch/index.js';
  */
 export type WorkerMessage =
   | { type: 'total'; total: number | undefined }
-  | { type: 'progress'; counters: StageCounters }
+  | { type: 'progress'; counters: StageCounters; /** batch mode: the batched endpoints' counters */ batch?: BatchStats }
   | { type: 'done'; counters: StageCounters; stopped: boolean; unpriced: string[]; metrics?: Scrape; /** a budget stopped intake: why */ budget?: string; /** batch mode: the batches' last state */ batch?: BatchStats }
   | { type: 'error'; report: FatalReport }
   /** an endpoint stayed down too long (or the run was stopped during an outage): what was committed, and why it stopped */
@@ -56,12 +56,12 @@ try {
       batch = stats;
     },
     onTotal: (total) => port.postMessage({ type: 'total', total } satisfies WorkerMessage),
-    onProgress: (counters) => {
+    onProgress: (counters, batch) => {
       latest = counters;
       // Progress is for eyes: a few updates a second is plenty.
       if (Date.now() - last < 100) return;
       last = Date.now();
-      port.postMessage({ type: 'progress', counters } satisfies WorkerMessage);
+      port.postMessage({ type: 'progress', counters, ...(batch ? { batch } : {}) } satisfies WorkerMessage);
     },
     ...(ops ? { observe: ops.observe } : {}),
   });

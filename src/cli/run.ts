@@ -338,7 +338,7 @@ async function runInWorker(job: RunJobOptions, maxHeapMb: number, progressMode: 
     if (m.type === 'done' || m.type === 'outage' || m.type === 'error') endLingering();
     if (ops?.handle(m)) return;
     if (m.type === 'total') progress = createProgress(progressMode, m.total, { format: job.log.format });
-    else if (m.type === 'progress') progress?.update(m.counters);
+    else if (m.type === 'progress') progress?.update(m.counters, m.batch);
     else if (m.type === 'done') {
       finished = { counters: m.counters, stopped: m.stopped, unpriced: m.unpriced, ...(m.budget !== undefined ? { budget: m.budget } : {}), ...(m.batch ? { batch: m.batch } : {}) };
       ops?.finished(m.metrics);
@@ -363,6 +363,6 @@ async function runInWorker(job: RunJobOptions, maxHeapMb: number, progressMode: 
   if (!done) {
     throw Object.assign(new Error(`the judging thread exited with code ${exitCode} before finishing`), { hint: `if it ran out of memory: ${OOM_HINT}` });
   }
-  (progress as ProgressView | null)?.stop(done.counters);
+  (progress as ProgressView | null)?.stop(done.counters, done.batch);
   return done;
 }

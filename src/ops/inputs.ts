@@ -4,6 +4,7 @@
  * and anything of that shape can be handed in.
  */
 import type { EndpointState, HealthView as BreakerHealth } from '../llm/health.js';
+import type { BatchStats } from '../llm/providers/batch/index.js';
 import type { StageCounters } from '../pipeline/stage.js';
 import type { Source } from '../pipeline/source.js';
 
@@ -15,9 +16,14 @@ export type HealthView = Pick<BreakerHealth, 'allDown'> & { endpoints(): Array<{
 /** Pause accounting of the stage counters. */
 export type PauseCounters = Pick<StageCounters, 'paused_ms' | 'pauses'>;
 
+/** Batch mode's counters over every batched endpoint (src/llm/providers/batch), read when scraped. */
+export type BatchView = () => BatchStats;
+
 /** What a running stage shows: its source, the counters it counts into, its endpoints' health. */
 export interface StageView {
   source: Source;
   counters: StageCounters & Partial<PauseCounters>;
   health?: HealthView;
+  /** batch mode only */
+  batch?: BatchView;
 }

@@ -127,6 +127,53 @@ function sourceAndHealthMetrics(registry: Registry, view: () => StageView | unde
   });
 }
 
+/**
+ * Batch mode (`run --batch`): the batched endpoints' batches and the requests waiting for them,
+ * read from the providers' counters when scraped. Registered in every run, at zero online, like
+ * the pause counters.
+ */
+function batchMetrics(registry: Registry, view: () => StageView | undefined): void {
+  const b = () => view()?.batch?.();
+  mirrored(registry, 'batches_submitted_total', 'Batch mode (zero otherwise): batches this run submitted, to the Batch API or the batch command.', () => b()?.submitted ?? 0);
+  new Counter({
+    name: p('batches_finished_total'),
+    help: 'Batch mode: batches over, by outcome: completed (a result for every request), failed (failed, expired, cancelled, lost, or with error-file lines: the requests without a result go out again). Batches re-attached from an earlier run count here too.',
+    labelNames: ['outcome'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc({ outcome: 'completed' }, b()?.completed ?? 0);
+      this.inc({ outcome: 'failed' }, b()?.failed ?? 0);
+    },
+  });
+  new Gauge({
+    name: p('batches_in_progress'),
+    help: 'Batch mode: batches submitted and not over yet, those re-attached from the journal of an earlier run included.',
+    registers: [registry],
+    collect() {
+      this.set(b()?.in_progress ?? 0);
+    },
+  });
+  mirrored(registry, 'batch_requests_submitted_total', 'Batch mode: requests sent in batches (a retried request counts again).', () => b()?.requests_submitted ?? 0);
+  mirrored(registry, 'batch_requests_from_journal_total', 'Batch mode: calls answered from the batch journal: results of batches an earlier, stopped run had submitted.', () => b()?.served_from_journal ?? 0);
+  new Gauge({
+    name: p('batch_requests_waiting'),
+    help: 'Batch mode: distinct requests waiting for a batch result: in a collector not yet submitted, or in a batch not over.',
+    registers: [registry],
+    collect() {
+      this.set(b()?.waiting ?? 0);
+    },
+  });
+  new Gauge({
+    name: p('batch_oldest_wait_seconds'),
+    help: 'Batch mode: how long the longest-waiting request has waited (0 when none waits).',
+    registers: [registry],
+    collect() {
+      this.set((b()?.oldest_wait_ms ?? 0) / 1000);
+    },
+  });
+}
+
 function modelMetrics(registry: Registry): GatewayObserver {
   const em = ['endpoint', 'model'] as const;
   const registers = [registry];
@@ -183,6 +230,7 @@ export function createRunMetrics(): RunMetrics {
     registers: [registry],
   });
   sourceAndHealthMetrics(registry, current);
+  batchMetrics(registry, current);
   const gateway = modelMetrics(registry);
   return {
     registry,

@@ -116,6 +116,28 @@ describe('run metrics', () => {
     expect(total(e, 'reasoning_jury_endpoint_up', { endpoint: 'ollama' })).toBe(0);
   });
 
+  it('show batch mode: batches submitted, finished by outcome and in progress, requests waiting, the oldest wait; zero online', async () => {
+    const m = createRunMetrics();
+    const online = parseExposition(await m.exposition());
+    for (const name of ['batches_submitted_total', 'batches_finished_total', 'batches_in_progress', 'batch_requests_waiting', 'batch_oldest_wait_seconds']) expect(total(online, `reasoning_jury_${name}`), name).toBe(0);
+    const stats = { submitted: 4, in_progress: 2, completed: 1, failed: 1, requests_submitted: 900, served_from_journal: 12, waiting: 350, oldest_wait_ms: 61_500 };
+    m.watch({ source: fakeSource({ connected: true, lag: [] }), counters: newCounters(), batch: () => stats });
+    let e = parseExposition(await m.exposition());
+    expect(total(e, 'reasoning_jury_batches_submitted_total')).toBe(4);
+    expect(total(e, 'reasoning_jury_batches_finished_total', { outcome: 'completed' })).toBe(1);
+    expect(total(e, 'reasoning_jury_batches_finished_total', { outcome: 'failed' })).toBe(1);
+    expect(total(e, 'reasoning_jury_batches_in_progress')).toBe(2);
+    expect(total(e, 'reasoning_jury_batch_requests_submitted_total')).toBe(900);
+    expect(total(e, 'reasoning_jury_batch_requests_from_journal_total')).toBe(12);
+    expect(total(e, 'reasoning_jury_batch_requests_waiting')).toBe(350);
+    expect(total(e, 'reasoning_jury_batch_oldest_wait_seconds')).toBe(61.5);
+    Object.assign(stats, { in_progress: 0, completed: 3, waiting: 0, oldest_wait_ms: 0 }); // read live
+    e = parseExposition(await m.exposition());
+    expect(total(e, 'reasoning_jury_batches_finished_total', { outcome: 'completed' })).toBe(3);
+    expect(total(e, 'reasoning_jury_batches_in_progress')).toBe(0);
+    expect(total(e, 'reasoning_jury_batch_requests_waiting')).toBe(0);
+  });
+
   it('are named by the Prometheus conventions (checked on the exposition text)', async () => {
     const m = createRunMetrics();
     m.watch({ source: fakeSource({ connected: true, lag: [{ unit: 't+0', lag: 1 }] }), counters: newCounters(), health: { endpoints: () => [{ name: 'e', state: 'up' }], allDown: () => false } });
