@@ -76,6 +76,15 @@ describe('run --batch against the simulator', () => {
       expect(ids.length, table).toBe(n);
       expect(new Set(ids).size, table).toBe(n);
     }
+    // Steps and defects: every row once (a record's rows written twice would repeat its keys),
+    // and each step count what the record's verdict says.
+    const verdictSteps = new Map((await rows(out, 'verdicts')).map((v) => [String(v.record_id), Number(v.n_steps)]));
+    const steps = (await rows(out, 'steps')).map((r) => `${String(r.record_id)}#${String(r.step_index)}`);
+    expect(new Set(steps).size).toBe(steps.length);
+    expect(steps.length).toBe([...verdictSteps.values()].reduce((a, b) => a + b, 0));
+    const defects = (await rows(out, 'defects')).map((r) => String(r.defect_id));
+    expect(new Set(defects).size).toBe(defects.length);
+    expect(defects.length).toBeGreaterThan(0);
     const stats = await sim.stats();
     const all = stats.accepted.flatMap((b) => b.custom_ids);
     expect(new Set(all).size).toBe(all.length);
