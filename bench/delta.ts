@@ -7,7 +7,8 @@
  *   3. opening a table of 10,000 ranges, with and without checkpoints: our reader
  *      (DeltaLog.current) and delta-rs (`DeltaTable(path)` and its file list, via
  *      scripts/pyenv.sh's python).
- * Env: DELTA_ROUNDS (default 3), DELTA_RANGES (default 10000).
+ * Env: DELTA_ROUNDS (default 3), DELTA_RANGES (default 10000), DELTA_PARTS (comma list of
+ * commit, run, open; default all three).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -61,11 +62,15 @@ function runSeconds(dir: string, input: string, cfg: string, delta: boolean, rou
 }
 
 /** A table of `n` range commits written straight to the log (no data files: opening reads only the log). */
+/** Encoding time and size of the newest checkpoint syntheticTable wrote (what a writer pays every 100 commits at that size). */
+let checkpointWrite: { ms: number; bytes: number } | undefined;
+
 function syntheticTable(dir: string, n: number, checkpoints: boolean): string {
   const store = new LocalObjectStore(dir);
   const root = 'verdicts/';
   mkdirSync(join(dir, 'verdicts', '_delta_log'), { recursive: true });
   const live: DeltaAction[] = [];
+  const lastCheckpoint = Math.floor((n - 1) / 100) * 100;
   const schema = JSON.stringify({ type: 'struct', fields: [{ name: 'record_id', type: 'string', nullable: false, metadata: {} }, { name: 'source', type: 'string', nullable: false, metadata: {} }] });
   const head: DeltaAction[] = [{ protocol: { minReaderVersion: 1, minWriterVersion: 2 } }, { metaData: { id: '00000000-0000-4000-8000-000000000000', format: { provider: 'parquet', options: {} }, schemaString: schema, partitionColumns: ['source'], configuration: {}, createdTime: 0 } }];
   for (let v = 0; v < n; v++) {
@@ -74,8 +79,13 @@ function syntheticTable(dir: string, n: number, checkpoints: boolean): string {
     const actions = [...(v === 0 ? head : []), add, txn];
     writeFileSync(store.locate(commitKey(root, v)), encodeCommit([{ commitInfo: { timestamp: v, operation: 'STREAMING UPDATE', operationParameters: {}, engineInfo: 'bench', isBlindAppend: true } }, ...actions]));
     live.push(add, txn);
-    if (checkpoints && v > 0 && v % 100 === 0) {
-      writeFileSync(store.locate(checkpointKey(root, v)), encodeCheckpoint([...head, ...live]));
+    // Only the newest checkpoint is ever read (through _last_checkpoint), so the earlier ones a
+    // writer leaves behind are not written here: at 100,000 ranges they would be 1,000 files.
+    if (checkpoints && v > 0 && v === lastCheckpoint) {
+      const t0 = performance.now();
+      const bytes = encodeCheckpoint([...head, ...live]);
+      checkpointWrite = { ms: performance.now() - t0, bytes: bytes.byteLength };
+      writeFileSync(store.locate(checkpointKey(root, v)), bytes);
       writeFileSync(store.locate(lastCheckpointKey(root)), JSON.stringify({ version: v, size: head.length + live.length }));
     }
   }
@@ -92,16 +102,27 @@ function pythonOpenMs(python: string, table: string): number {
 export async function benchDelta(): Promise<string> {
   const rounds = Number(process.env.DELTA_ROUNDS ?? 3);
   const nRanges = Number(process.env.DELTA_RANGES ?? 10_000);
+  const parts = new Set((process.env.DELTA_PARTS ?? 'commit,run,open').split(','));
   const lines: string[] = [];
-  // 1. commit time per range
+  if (parts.has('commit')) lines.push(await commitPart(rounds));
+  if (parts.has('run')) lines.push(runPart(rounds));
+  if (parts.has('open')) lines.push(...(await openPart(rounds, nRanges)));
+  return lines.map((l) => `- ${l}`).join('\n');
+}
+
+/** 1. commit time per range */
+async function commitPart(rounds: number): Promise<string> {
   const plain: number[] = [];
   const delta: number[] = [];
   for (let r = 0; r < rounds; r++) {
     plain.push(median(await commitMs(false, 40)));
     delta.push(median(await commitMs(true, 40)));
   }
-  lines.push(`Commit time per range (40 ranges of 7 synthetic tables, 250 records, local folder), median per round: without the log ${plain.map((x) => fmt(x, 1)).join(', ')} ms (median **${fmt(median(plain), 1)}**); with it ${delta.map((x) => fmt(x, 1)).join(', ')} ms (median **${fmt(median(delta), 1)}**).`);
-  // 2. whole run
+  return `Commit time per range (40 ranges of 7 synthetic tables, 250 records, local folder), median per round: without the log ${plain.map((x) => fmt(x, 1)).join(', ')} ms (median **${fmt(median(plain), 1)}**); with it ${delta.map((x) => fmt(x, 1)).join(', ')} ms (median **${fmt(median(delta), 1)}**).`;
+}
+
+/** 2. whole run, with and without the log */
+function runPart(rounds: number): string {
   const dir = mkdtempSync(join(tmpdir(), 'rj-bench-delta-run-'));
   const input = join(dir, 'in.jsonl');
   writeFileSync(input, syntheticRecords(5000, { seed: 38 }).map((r) => JSON.stringify(r)).join('\n') + '\n');
@@ -112,9 +133,14 @@ export async function benchDelta(): Promise<string> {
     wallPlain.push(runSeconds(dir, input, cfg, false, r));
     wallDelta.push(runSeconds(dir, input, cfg, true, r));
   }
-  lines.push(`Whole \`run\`, 5,000 synthetic records, one instant simulated juror, 20 ranges: without the log ${wallPlain.map((x) => fmt(x, 1)).join(', ')} s (median **${fmt(median(wallPlain), 1)}**); with \`--table-format delta\` ${wallDelta.map((x) => fmt(x, 1)).join(', ')} s (median **${fmt(median(wallDelta), 1)}**).`);
+  const line = `Whole \`run\`, 5,000 synthetic records, one instant simulated juror, 20 ranges: without the log ${wallPlain.map((x) => fmt(x, 1)).join(', ')} s (median **${fmt(median(wallPlain), 1)}**); with \`--table-format delta\` ${wallDelta.map((x) => fmt(x, 1)).join(', ')} s (median **${fmt(median(wallDelta), 1)}**).`;
   rmSync(dir, { recursive: true, force: true });
-  // 3. open time at nRanges
+  return line;
+}
+
+/** 3. open time at nRanges, with and without checkpoints */
+async function openPart(rounds: number, nRanges: number): Promise<string[]> {
+  const lines: string[] = [];
   const python = execFileSync('bash', [join(ROOT, 'scripts/pyenv.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim().split('\n').pop()!;
   for (const checkpoints of [false, true]) {
     const tdir = mkdtempSync(join(tmpdir(), 'rj-bench-delta-open-'));
@@ -128,8 +154,8 @@ export async function benchDelta(): Promise<string> {
       if (state.files.size !== nRanges) throw new Error(`read ${state.files.size} files, wrote ${nRanges}`);
       rs.push(pythonOpenMs(python, table));
     }
-    lines.push(`Opening a table of ${nRanges.toLocaleString('en-US')} range commits ${checkpoints ? 'with a checkpoint every 100 commits' : 'without checkpoints'}: delta-rs \`DeltaTable(path)\` + file list ${rs.map((x) => fmt(x, 0)).join(', ')} ms (median **${fmt(median(rs), 0)}**); our reader ${ours.map((x) => fmt(x, 0)).join(', ')} ms (median **${fmt(median(ours), 0)}**).`);
+    lines.push(`Opening a table of ${nRanges.toLocaleString('en-US')} range commits ${checkpoints ? 'with a checkpoint every 100 commits' : 'without checkpoints'}${checkpoints && checkpointWrite ? ` (its newest checkpoint: ${fmt(checkpointWrite.bytes / 1e6, 1)} MB, encoded in ${fmt(checkpointWrite.ms, 0)} ms)` : ''}: delta-rs \`DeltaTable(path)\` + file list ${rs.map((x) => fmt(x, 0)).join(', ')} ms (median **${fmt(median(rs), 0)}**); our reader ${ours.map((x) => fmt(x, 0)).join(', ')} ms (median **${fmt(median(ours), 0)}**).`);
     rmSync(tdir, { recursive: true, force: true });
   }
-  return lines.map((l) => `- ${l}`).join('\n');
+  return lines;
 }
