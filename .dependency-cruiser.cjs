@@ -17,7 +17,7 @@
 //   src/llm, src/prompts, src/segment, src/config, src/models   model layer
 //   src/util                                   neutral helpers
 //   schemas                                    every contract
-//   src/sim                                    the simulator, plugged in by the CLI only
+//   src/sim                                    the simulator, plugged in by the CLI and the library entry points (src/api) only
 
 /** Top layer: only these pick concrete sources, outputs and providers. */
 const TOP = 'src/(cli|api|compose)/';

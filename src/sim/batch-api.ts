@@ -5,7 +5,7 @@ import { CHAT_ENDPOINT, parseBatchInput } from './batch-input.js';
 import { BatchJobs, type BatchJobStats } from './batch-jobs.js';
 import type { BatchBehaviour } from './batch-profile.js';
 import type { SimEngine } from './engine.js';
-import { HttpError, readBody, readBodyBytes, sendJson } from '../util/openai-http.js';
+import { HttpError, readBodyBytes, readJsonBody, sendJson } from '../util/openai-http.js';
 
 /**
  * The OpenAI Files + Batches API on the simulator's server, so batch mode is tested through
@@ -151,14 +151,7 @@ function pageLimit(raw: string | null): number {
 }
 
 async function createParams(httpReq: IncomingMessage): Promise<z.infer<typeof CreateBatch>> {
-  let body: unknown;
-  try {
-    body = JSON.parse(await readBody(httpReq, JSON_BODY_BYTES));
-  } catch (e) {
-    if (e instanceof HttpError) throw e;
-    throw new HttpError(400, 'invalid_json', `request body is not JSON: ${(e as Error).message}`);
-  }
-  const r = CreateBatch.safeParse(body);
+  const r = CreateBatch.safeParse(await readJsonBody(httpReq, JSON_BODY_BYTES));
   if (!r.success) throw new HttpError(400, 'invalid_request', `invalid batch request: ${z.prettifyError(r.error).replace(/\s+/g, ' ')}`);
   if (r.data.endpoint !== CHAT_ENDPOINT) throw new HttpError(400, 'unsupported_endpoint', `the simulator batches ${CHAT_ENDPOINT} only (got "${r.data.endpoint}")`);
   if (r.data.completion_window !== '24h') throw new HttpError(400, 'invalid_completion_window', `completion_window must be "24h" (got "${r.data.completion_window}")`);

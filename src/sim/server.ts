@@ -9,7 +9,7 @@ import type { GoldIndex } from './gold.js';
 import { listedModels, type SimProfile } from './profile.js';
 import { SimRuntime, type Outcome, type SimStatsSnapshot } from './runtime.js';
 import type { SimTask } from './tasks.js';
-import { HttpError, listenOpenAICompatible, readBody, sendError, sendJson } from '../util/openai-http.js';
+import { HttpError, listenOpenAICompatible, readJsonBody, sendError, sendJson } from '../util/openai-http.js';
 
 /**
  * The simulator as an OpenAI-compatible HTTP server on loopback, so tests and the demo go
@@ -94,13 +94,7 @@ interface ChatDeps {
 
 /** The body as a ChatRequest; an unreadable one is a 400 (counted for the model it names). */
 async function readChatRequest(httpReq: IncomingMessage, runtime: SimRuntime): Promise<ChatRequest> {
-  let body: unknown;
-  try {
-    body = JSON.parse(await readBody(httpReq, MAX_BODY_BYTES));
-  } catch (e) {
-    if (e instanceof HttpError) throw e;
-    throw new HttpError(400, 'invalid_json', `request body is not JSON: ${(e as Error).message}`);
-  }
+  const body = await readJsonBody(httpReq, MAX_BODY_BYTES);
   try {
     return toChatRequest(body);
   } catch (e) {

@@ -82,6 +82,16 @@ export async function readBody(req: IncomingMessage, maxBytes: number): Promise<
   return (await readBodyBytes(req, maxBytes)).toString('utf8');
 }
 
+/** The request body parsed as JSON; a body that is not JSON is a 400 `invalid_json`. */
+export async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<unknown> {
+  const text = await readBody(req, maxBytes);
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new HttpError(400, 'invalid_json', `request body is not JSON: ${(e as Error).message}`);
+  }
+}
+
 /** The request body as bytes (a multipart upload is not text), with readBody's limits. */
 export function readBodyBytes(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {

@@ -4,7 +4,6 @@
  * endpoint that goes down and comes back pauses the stream, which then finishes every record
  * with a full verdict; a record id written twice comes out judged once.
  */
-import { once } from 'node:events';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { rmSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
@@ -15,6 +14,7 @@ import { createJury, juryStream, type Jury, type JuryStream, type StreamResult }
 import { defaultProfile, startSimulator, withoutFaults, type RunningSimulator } from '../../src/sim/index.js';
 import { syntheticRecords } from '../../src/sim/synthetic.js';
 import { fastSimConfig, tempDir } from '../helpers/run-setup.js';
+import { feed } from '../helpers/stream-feed.js';
 
 const dir = tempDir('api-stream-limits');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -31,19 +31,6 @@ const retained = () => {
 /** Resolves once `cond` holds, checking after every turn of the event loop (progress, not time). */
 async function until(cond: () => boolean): Promise<void> {
   while (!cond()) await sleep(1);
-}
-
-/** Feeds `records` into the stream as a source under backpressure would; counts what it pulled. */
-function feed(stream: JuryStream, records: Iterable<unknown>): { pulled: () => number; done: Promise<void> } {
-  let pulled = 0;
-  const done = (async () => {
-    for (const r of records) {
-      pulled++;
-      if (!stream.write(r)) await once(stream, 'drain');
-    }
-    stream.end();
-  })();
-  return { pulled: () => pulled, done };
 }
 
 const MB = 1 << 20;

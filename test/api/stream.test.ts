@@ -5,7 +5,6 @@
  * that never error the stream, an endpoint fault waiting cannot heal erroring it with the typed
  * error, and the Web stream pair of Duplex.toWeb.
  */
-import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { rmSync } from 'node:fs';
 import { Duplex } from 'node:stream';
@@ -16,6 +15,7 @@ import { createJury, juryStream, type Jury, type StreamResult } from '../../src/
 import { startSimulator, defaultProfile, withoutFaults, type RunningSimulator } from '../../src/sim/index.js';
 import { syntheticRecords } from '../../src/sim/synthetic.js';
 import { fastSimConfig, tempDir } from '../helpers/run-setup.js';
+import { feed } from '../helpers/stream-feed.js';
 
 const dir = tempDir('api-stream');
 const config = fastSimConfig(dir);
@@ -60,25 +60,18 @@ describe('juryStream', () => {
     const concurrency = 4;
     const stream = juryStream({ jury, concurrency });
     const records = syntheticRecords(40, { seed: 5 });
-    let pulled = 0;
-    const writing = (async () => {
-      for (const r of records) {
-        pulled++;
-        if (!stream.write(r)) await once(stream, 'drain');
-      }
-      stream.end();
-    })();
+    const source = feed(stream, records);
     let consumed = 0;
     let worst = 0;
     for await (const _ of stream) {
       consumed++;
-      worst = Math.max(worst, pulled - consumed);
+      worst = Math.max(worst, source.pulled() - consumed);
       // The reader is slow: everything upstream runs ahead until backpressure holds it.
       await sleep(15);
-      worst = Math.max(worst, pulled - consumed);
+      worst = Math.max(worst, source.pulled() - consumed);
       expect(stream.inFlight).toBeLessThanOrEqual(concurrency);
     }
-    await writing;
+    await source.done;
     expect(consumed).toBe(records.length);
     expect(stream.maxInFlight).toBe(concurrency);
     // in flight + one in the writable buffer + one in the readable buffer + the one being written
@@ -90,12 +83,9 @@ describe('juryStream', () => {
     const input: unknown[] = [good[0], 'not a record', good[1], { id: 'x', problem: 'p' }, ...good.slice(2), 42];
     const results = await collect((async function* () {
       const s = juryStream({ jury, concurrency: 3 });
-      const feed = (async () => {
-        for (const r of input) if (!s.write(r)) await once(s, 'drain');
-        s.end();
-      })();
+      const source = feed(s, input);
       yield* s as AsyncIterable<StreamResult>;
-      await feed;
+      await source.done;
     })());
     expect(results.map((r) => r.index)).toEqual(input.map((_, i) => i));
     expect(results.map((r) => r.ok)).toEqual([true, false, true, false, true, true, true, true, false]);

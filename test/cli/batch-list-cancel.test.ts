@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { benchRecords } from '../../bench/common.js';
 import { batchConfig, journalEntries, rows, startSim } from '../helpers/batch-run.js';
 import { runAndKill, runCli } from '../helpers/cli.js';
+import type { BatchRow } from '../../src/cli/batch.js';
 import { LONG_TEST_MS, treeProbe } from '../helpers/progress.js';
 import { tempDir, writeJsonl } from '../helpers/run-setup.js';
 
@@ -22,16 +23,8 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-interface Listed {
-  endpoint: string;
-  model: string;
-  dialect: string;
-  batch_id: string;
-  state: string;
-  requests: number;
-  created: string;
-  finished: string;
-}
+/** What `batch list --json` prints: the command's own row type. */
+type Listed = BatchRow;
 
 const listJson = async (out: string): Promise<Listed[]> => {
   const res = await runCli(['batch', 'list', out, '--json']);

@@ -11,7 +11,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { z } from 'zod';
 import type { ChatMessage } from '../types.js';
 import { LocalEngineError, type LocalEngine } from './engine.js';
-import { HttpError, listenOpenAICompatible, readBody, sendError, sendJson } from '../../util/openai-http.js';
+import { HttpError, listenOpenAICompatible, readJsonBody, sendError, sendJson } from '../../util/openai-http.js';
 
 export interface LocalServerOptions {
   engine: LocalEngine;
@@ -168,12 +168,5 @@ function authorized(header: string | undefined, key: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const text = await readBody(req, MAX_BODY_BYTES);
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    throw new HttpError(400, 'invalid_json', `request body is not JSON: ${(e as Error).message}`);
-  }
-}
+const readJson = (req: IncomingMessage): Promise<unknown> => readJsonBody(req, MAX_BODY_BYTES);
 

@@ -25,6 +25,7 @@ import { Collector, type PendingLine } from './collector.js';
 import { entryKey, isOver, readEntries, writeEntry, type JournalEntry, type JournalStore } from './journal.js';
 import { parseResultFile, requestLine, storeResult, type LineResult } from './lines.js';
 import { BatchGoneError, type BatchDialect, type BatchInfo } from './openai-dialect.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export const BATCH_DEFAULTS: Omit<EndpointBatchConfig, 'dialect'> = { max_requests: 50_000, max_bytes: 190 * 1024 * 1024, quiet_ms: 2000, poll_interval_ms: 30_000, completion_window: '24h' };
 
@@ -214,7 +215,7 @@ class BatchRunner {
     try {
       let info = await this.attach(entry, signal);
       while (info && !isOver(info.state)) {
-        await sleep(this.settings.poll_interval_ms, signal);
+        await sleep(this.settings.poll_interval_ms, undefined, { signal });
         info = await this.poll(info.id, signal);
       }
       await this.finish(entry, info, signal);
@@ -246,7 +247,7 @@ class BatchRunner {
         if (err instanceof BatchGoneError) return undefined;
         if (signal.aborted) throw err;
         log.warn(`endpoint "${this.name}": status of batch ${batchId} not read (${(err as Error).message}); trying again`, { endpoint: this.name });
-        await sleep(this.settings.poll_interval_ms, signal);
+        await sleep(this.settings.poll_interval_ms, undefined, { signal });
       }
     }
   }
@@ -302,19 +303,4 @@ class BatchRunner {
 function abortError(signal: AbortSignal): ProviderError {
   const r: unknown = signal.reason;
   return new ProviderError(`aborted by caller: ${r instanceof Error ? r.message : typeof r === 'string' ? r : 'aborted'}`, false);
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason as Error);
-    const t = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal.reason as Error);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
