@@ -9,8 +9,8 @@
  *   deleted mid-run, shards list|verify of a missing folder: each one line and its exit code.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import YAML from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalObjectStore } from '../../src/pipeline/storage/object-store.js';
@@ -76,6 +76,21 @@ function cardSettled(out: string, ranges: number): boolean {
   if (!text.includes(`\n${ranges} committed range(s).`)) return false;
   const withParts = [...text.matchAll(/^\| (\w+)[^|]*\| [^|]+ \| ([\d,]+) \|$/gm)].filter((m) => m[2] !== '0').map((m) => m[1]!);
   return withParts.length > 0 && withParts.every((t) => !existsSync(join(out, '_card', `${t}.parquet`)));
+}
+
+/** Adds o+x to every ancestor folder of `path` that lacks it; returns what puts their modes back. */
+function letOthersThrough(path: string): () => void {
+  const changed: Array<[string, number]> = [];
+  for (let d = dirname(path); d !== dirname(d); d = dirname(d)) {
+    const mode = statSync(d).mode & 0o7777;
+    if ((mode & 0o001) === 0) {
+      chmodSync(d, mode | 0o001);
+      changed.push([d, mode]);
+    }
+  }
+  return () => {
+    for (const [d, mode] of changed) chmodSync(d, mode);
+  };
 }
 
 /** A path to this process's node binary inside `dir`, which other users can reach. */
@@ -239,6 +254,9 @@ describe('who may write an output', () => {
     // The node binary may live where nobody cannot reach (~/.cache of root, as scripts/node.sh
     // installs it): nobody runs a link to it (a copy across file systems) in the open folder.
     const node = asNobody ? nodeFor(dir) : process.execPath;
+    // The checkout may sit in a folder only root may enter (a `mktemp -d` clone): nobody gets
+    // passage (o+x, no listing) through such ancestors of the bin while it runs, then not again.
+    const restore = asNobody ? letOthersThrough(BIN) : () => undefined;
     const r = await new Promise<CliResult>((resolve, reject) => {
       const child = spawn(node, [BIN, 'run', '--config', cfg, '--input', join(dir, 'in.jsonl'), '--out', out, '--progress', 'none'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, HOME: dir }, ...(asNobody ? { uid: 65534, gid: 65534 } : {}) });
       let stdout = '';
@@ -247,7 +265,7 @@ describe('who may write an output', () => {
       child.stderr.on('data', (d) => (stderr += d));
       child.on('error', reject);
       child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
+    }).finally(restore);
     expect(r.code, r.stderr).toBe(2);
     expect(ourLines(r)).toEqual([`reasoning-jury: --out ${out} is not writable: permission denied (EACCES); give a folder this user can write`]);
     expect(g.arrived()).toBe(0);
